@@ -1,0 +1,31 @@
+# idgen: time-ordered 64-bit unique IDs for PostgreSQL
+
+MODULE_big = idgen
+OBJS = \
+	src/idgen.o \
+	src/guc.o \
+	src/shmem.o \
+	src/clock.o \
+	src/generator.o \
+	src/snowflake.o \
+	src/instagram.o \
+	src/decode.o \
+	src/status.o
+
+EXTENSION = idgen
+DATA = idgen--1.0.sql
+PGFILEDESC = "idgen - time-ordered 64-bit unique IDs"
+
+# Each suite starts its own server preloaded with idgen (see idgen.conf),
+# so "make installcheck" needs no running server.
+REGRESS = markings status layout builders generate errors usage
+REGRESS_OPTS = --temp-instance=./tmp_check_regress --temp-config=idgen.conf
+ISOLATION = interleave
+ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=idgen.conf
+TAP_TESTS = 1
+
+EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

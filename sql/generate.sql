@@ -1,0 +1,47 @@
+--
+-- The generators: uniqueness, strict order, and decoding of what they issue.
+-- (This server runs with idgen.node_id = 37; see idgen.conf.)
+--
+\set VERBOSITY terse
+
+-- volatile: two calls in one row differ, and later calls are larger
+SELECT a < b AS sf_increasing FROM (SELECT snowflake_id() AS a, snowflake_id() AS b) s;
+SELECT a < b AS ig_increasing FROM (SELECT instagram_id(3) AS a, instagram_id(3) AS b) s;
+
+-- 2,000,000 IDs from one statement, for each generator: far more than one
+-- millisecond's sequence space, so IDs roll into later milliseconds (and run
+-- ahead of the clock) rather than wrap.  All distinct, strictly increasing in
+-- call order, and decoding to this node or shard.
+SELECT count(*) AS ids,
+       count(DISTINCT id) = count(*) AS all_distinct,
+       bool_and(id > prev) AS strictly_increasing,
+       bool_and(snowflake_id_node(id) = 37) AS node_ok,
+       bool_and(snowflake_id_time(id) > now() - interval '1 minute') AS recent,
+       bool_and(snowflake_id_time(id) <= clock_timestamp() + current_setting('idgen.max_lead')::interval) AS within_max_lead
+  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev
+          FROM (SELECT n, snowflake_id() AS id FROM generate_series(1, 2000000) n) g) s;
+
+SELECT count(*) AS ids,
+       count(DISTINCT id) = count(*) AS all_distinct,
+       bool_and(id > prev) AS strictly_increasing,
+       bool_and(instagram_id_shard(id) = 1) AS shard_ok,
+       max(instagram_id_seq(id)) = 1023 AS used_whole_ms,
+       bool_and(instagram_id_time(id) > now() - interval '1 minute') AS recent,
+       bool_and(instagram_id_time(id) <= clock_timestamp() + current_setting('idgen.max_lead')::interval) AS within_max_lead
+  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev
+          FROM (SELECT n, instagram_id(1) AS id FROM generate_series(1, 2000000) n) g) s;
+
+-- many shards in one statement: each shard's IDs increase, all are
+-- distinct, and each decodes to its own shard
+SELECT count(*) AS ids,
+       count(DISTINCT shard) AS shards,
+       count(DISTINCT id) = count(*) AS all_distinct,
+       bool_and(id > prev OR prev IS NULL) AS per_shard_increasing,
+       bool_and(instagram_id_shard(id) = shard) AS shard_ok
+  FROM (SELECT shard, id, lag(id) OVER (PARTITION BY shard ORDER BY n) AS prev
+          FROM (SELECT n, n % 8192 AS shard, instagram_id(n % 8192) AS id
+                  FROM generate_series(1, 100000) n) g) s;
+
+-- the first and last shard are usable
+SELECT instagram_id_shard(instagram_id(0)) AS first_shard,
+       instagram_id_shard(instagram_id(8191)) AS last_shard;

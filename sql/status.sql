@@ -1,0 +1,30 @@
+--
+-- idgen_status(): configuration as set in idgen.conf, and live counters
+-- that follow what this session does.
+--
+SELECT preloaded, node_id,
+       epoch = '2024-01-01 00:00:00+00' AS default_epoch,
+       max_lead_ms = 2000 AS default_max_lead,
+       max_wait_ms = 1000 AS default_max_wait,
+       snowflake_range_end = epoch + (1::bigint << 41) * interval '1 ms' AS sf_end_ok,
+       instagram_range_end = epoch + (1::bigint << 40) * interval '1 ms' AS ig_end_ok
+  FROM idgen_status();
+
+SELECT snowflake_issued AS sf0, instagram_issued AS ig0, instagram_shards_used AS used0
+  FROM idgen_status() \gset
+SELECT count(snowflake_id()) FROM generate_series(1, 1000);
+SELECT count(instagram_id(4321)) FROM generate_series(1, 1000);
+SELECT snowflake_issued - :sf0 AS sf_issued,
+       instagram_issued - :ig0 AS ig_issued,
+       instagram_shards_used - :used0 AS new_shards,
+       snowflake_last_time <= clock_timestamp() + interval '1 ms' * max_lead_ms AS sf_last_ok,
+       instagram_last_time <= clock_timestamp() + interval '1 ms' * max_lead_ms AS ig_last_ok,
+       snowflake_lead_ms BETWEEN 0 AND max_lead_ms AS sf_lead_ok,
+       instagram_lead_ms BETWEEN 0 AND max_lead_ms AS ig_lead_ok,
+       borrowed >= 0 AND waits >= 0 AND clock_regressions >= 0 AS counters_ok
+  FROM idgen_status();
+
+-- the last issued time is the time of the last ID
+SELECT snowflake_id() AS last_id \gset
+SELECT snowflake_id_time(:last_id) = snowflake_last_time AS sf_last_is_latest
+  FROM idgen_status();

@@ -1,0 +1,261 @@
+/*-------------------------------------------------------------------------
+ *
+ * decode.c
+ *	  Decoders (ID -> parts) and builders (parts -> ID) for both layouts.
+ *
+ * These read no clock and no shared state: the result depends only on the
+ * arguments and on idgen.epoch, which is fixed for the life of the server
+ * (PGC_POSTMASTER) and guarded against changes once IDs exist.  That is
+ * what lets them be IMMUTABLE, usable in indexes and generated columns, and
+ * work without shared_preload_libraries.
+ *
+ * Builders exist for range scans on the primary key:
+ *		WHERE id >= snowflake_id_from_time(t1) AND id < snowflake_id_from_time(t2)
+ * selects exactly the IDs whose time is in [t1, t2), because the timestamp
+ * is the most significant field and *_from_time() gives the smallest ID of
+ * a millisecond.
+ *
+ * IDENTIFICATION
+ *	  src/decode.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/timestamp.h"
+
+#include "idgen.h"
+
+TimestampTz
+idgen_ms_to_timestamptz(int64 ms)
+{
+	return idgen_epoch_ts + ms * 1000;
+}
+
+/*
+ * Report a time a layout cannot represent.  timestamptz_to_str() returns a
+ * static buffer, so each result is copied before the next call.
+ */
+static void
+idgen_report_time_range(const IdgenLayout *layout, const char *funcname)
+{
+	char	   *from = pstrdup(timestamptz_to_str(idgen_epoch_ts));
+	char	   *to = pstrdup(timestamptz_to_str(idgen_ms_to_timestamptz(layout->ms_limit)));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("timestamp is out of range for %s()", funcname),
+			 errdetail("The %s layout covers %s to %s.", layout->name, from, to)));
+}
+
+/*
+ * Milliseconds since the epoch of ts, truncated, for a builder; throws if
+ * the layout cannot represent that moment.
+ */
+int64
+idgen_timestamptz_to_ms(TimestampTz ts, const IdgenLayout *layout,
+						const char *funcname)
+{
+	if (!TIMESTAMP_NOT_FINITE(ts) && ts >= idgen_epoch_ts)
+	{
+		int64		ms = (ts - idgen_epoch_ts) / 1000;
+
+		if (ms < layout->ms_limit)
+			return ms;
+	}
+	idgen_report_time_range(layout, funcname);
+	pg_unreachable();
+}
+
+static void
+idgen_check_part(const char *what, int32 value, int32 max)
+{
+	if (value < 0 || value > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s %d is out of range", what, value),
+				 errdetail("The %s must be between 0 and %d.", what, max)));
+}
+
+/* Decoders refuse negative input: no idgen layout produces one. */
+static inline int64
+idgen_check_id(int64 id)
+{
+	if (unlikely(id < 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ID %lld is negative", (long long) id),
+				 errdetail("idgen never issues negative IDs, so this value did not come from idgen.")));
+	return id;
+}
+
+static Datum
+idgen_parts_tuple(FunctionCallInfo fcinfo, int64 ms, int32 which, int32 seq)
+{
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	values[0] = TimestampTzGetDatum(idgen_ms_to_timestamptz(ms));
+	values[1] = Int32GetDatum(which);
+	values[2] = Int32GetDatum(seq);
+
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
+/* field extraction, shared by the single-field decoders and *_decode */
+#define SNOWFLAKE_MS(id)	((id) >> IDGEN_SNOWFLAKE_TIME_SHIFT)
+#define SNOWFLAKE_NODE(id)	((int32) (((id) >> IDGEN_SNOWFLAKE_NODE_SHIFT) & IDGEN_SNOWFLAKE_MAX_NODE))
+#define SNOWFLAKE_SEQ(id)	((int32) ((id) & IDGEN_SNOWFLAKE_MAX_SEQ))
+#define INSTAGRAM_MS(id)	((id) >> IDGEN_INSTAGRAM_TIME_SHIFT)
+#define INSTAGRAM_SHARD(id) ((int32) (((id) >> IDGEN_INSTAGRAM_SHARD_SHIFT) & IDGEN_INSTAGRAM_MAX_SHARD))
+#define INSTAGRAM_SEQ(id)	((int32) ((id) & IDGEN_INSTAGRAM_MAX_SEQ))
+
+/* ---- snowflake decoders ---- */
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_time);
+Datum
+idgen_snowflake_id_time(PG_FUNCTION_ARGS)
+{
+	int64		id = idgen_check_id(PG_GETARG_INT64(0));
+
+	PG_RETURN_TIMESTAMPTZ(idgen_ms_to_timestamptz(SNOWFLAKE_MS(id)));
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_node);
+Datum
+idgen_snowflake_id_node(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(SNOWFLAKE_NODE(idgen_check_id(PG_GETARG_INT64(0))));
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_datacenter);
+Datum
+idgen_snowflake_id_datacenter(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(SNOWFLAKE_NODE(idgen_check_id(PG_GETARG_INT64(0))) >>
+					IDGEN_SNOWFLAKE_WORKER_BITS);
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_worker);
+Datum
+idgen_snowflake_id_worker(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(SNOWFLAKE_NODE(idgen_check_id(PG_GETARG_INT64(0))) &
+					((1 << IDGEN_SNOWFLAKE_WORKER_BITS) - 1));
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_seq);
+Datum
+idgen_snowflake_id_seq(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(SNOWFLAKE_SEQ(idgen_check_id(PG_GETARG_INT64(0))));
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_decode);
+Datum
+idgen_snowflake_id_decode(PG_FUNCTION_ARGS)
+{
+	int64		id = idgen_check_id(PG_GETARG_INT64(0));
+
+	return idgen_parts_tuple(fcinfo, SNOWFLAKE_MS(id), SNOWFLAKE_NODE(id),
+							 SNOWFLAKE_SEQ(id));
+}
+
+/* ---- instagram decoders ---- */
+
+PG_FUNCTION_INFO_V1(idgen_instagram_id_time);
+Datum
+idgen_instagram_id_time(PG_FUNCTION_ARGS)
+{
+	int64		id = idgen_check_id(PG_GETARG_INT64(0));
+
+	PG_RETURN_TIMESTAMPTZ(idgen_ms_to_timestamptz(INSTAGRAM_MS(id)));
+}
+
+PG_FUNCTION_INFO_V1(idgen_instagram_id_shard);
+Datum
+idgen_instagram_id_shard(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(INSTAGRAM_SHARD(idgen_check_id(PG_GETARG_INT64(0))));
+}
+
+PG_FUNCTION_INFO_V1(idgen_instagram_id_seq);
+Datum
+idgen_instagram_id_seq(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(INSTAGRAM_SEQ(idgen_check_id(PG_GETARG_INT64(0))));
+}
+
+PG_FUNCTION_INFO_V1(idgen_instagram_id_decode);
+Datum
+idgen_instagram_id_decode(PG_FUNCTION_ARGS)
+{
+	int64		id = idgen_check_id(PG_GETARG_INT64(0));
+
+	return idgen_parts_tuple(fcinfo, INSTAGRAM_MS(id), INSTAGRAM_SHARD(id),
+							 INSTAGRAM_SEQ(id));
+}
+
+/* ---- builders ---- */
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_from_time);
+Datum
+idgen_snowflake_id_from_time(PG_FUNCTION_ARGS)
+{
+	int64		ms = idgen_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0),
+											 &idgen_snowflake_layout,
+											 "snowflake_id_from_time");
+
+	PG_RETURN_INT64(idgen_snowflake_compose(ms, 0, 0));
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_from_parts);
+Datum
+idgen_snowflake_id_from_parts(PG_FUNCTION_ARGS)
+{
+	int64		ms = idgen_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0),
+											 &idgen_snowflake_layout,
+											 "snowflake_id_from_parts");
+	int32		node = PG_GETARG_INT32(1);
+	int32		seq = PG_GETARG_INT32(2);
+
+	idgen_check_part("node", node, IDGEN_SNOWFLAKE_MAX_NODE);
+	idgen_check_part("sequence", seq, IDGEN_SNOWFLAKE_MAX_SEQ);
+	PG_RETURN_INT64(idgen_snowflake_compose(ms, node, seq));
+}
+
+PG_FUNCTION_INFO_V1(idgen_instagram_id_from_time);
+Datum
+idgen_instagram_id_from_time(PG_FUNCTION_ARGS)
+{
+	int64		ms = idgen_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0),
+											 &idgen_instagram_layout,
+											 "instagram_id_from_time");
+	int32		shard = PG_GETARG_INT32(1);
+
+	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
+	PG_RETURN_INT64(idgen_instagram_compose(ms, shard, 0));
+}
+
+PG_FUNCTION_INFO_V1(idgen_instagram_id_from_parts);
+Datum
+idgen_instagram_id_from_parts(PG_FUNCTION_ARGS)
+{
+	int64		ms = idgen_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0),
+											 &idgen_instagram_layout,
+											 "instagram_id_from_parts");
+	int32		shard = PG_GETARG_INT32(1);
+	int32		seq = PG_GETARG_INT32(2);
+
+	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
+	idgen_check_part("sequence", seq, IDGEN_INSTAGRAM_MAX_SEQ);
+	PG_RETURN_INT64(idgen_instagram_compose(ms, shard, seq));
+}

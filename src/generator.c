@@ -1,0 +1,229 @@
+/*-------------------------------------------------------------------------
+ *
+ * generator.c
+ *	  The issuing path shared by the snowflake and instagram layouts.
+ *
+ * A generator's state is its last issued "position", (ms << seq_bits) | seq
+ * (see idgen.h).  Issuing is
+ *
+ *		next = max(last + 1, now_ms << seq_bits)
+ *
+ * done under the generator's spinlock, where the only other work is a few
+ * comparisons and counter increments: the clock is read before the lock is
+ * taken, and errors, waits and anything else that could throw or sleep
+ * happen after it is released.  A failed attempt leaves the state as it
+ * was, so an error in one session never affects another.
+ *
+ * Clock policy.  The timestamp of the next ID may run ahead of the wall
+ * clock ("lead") because a burst used up a millisecond's sequence values or
+ * because the clock stepped back.  While the lead stays within
+ * idgen.max_lead we keep issuing.  Beyond that the caller sleeps (on its
+ * latch, so it is interruptible, never holding the lock) for the clock to
+ * catch up, for at most idgen.max_wait measured on CLOCK_MONOTONIC.  If the
+ * clock is so far behind that waiting max_wait could not help, the call
+ * fails at once saying how long until it will; if waiting did not help
+ * because other sessions kept taking the freed capacity, it fails with
+ * "capacity exceeded".  No call blocks without bound and no position is
+ * ever handed out twice.
+ *
+ * IDENTIFICATION
+ *	  src/generator.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "idgen.h"
+
+typedef enum IdgenAttempt
+{
+	IDGEN_ISSUED,				/* *position holds the new position */
+	IDGEN_BEFORE_EPOCH,			/* wall clock reads before idgen.epoch */
+	IDGEN_EXHAUSTED,			/* next position is past the layout's range */
+	IDGEN_TOO_FAR_AHEAD			/* next position would exceed max_lead */
+} IdgenAttempt;
+
+/*
+ * Record the wall-clock reading "now" and return the reading to issue
+ * against.  Caller must hold gen->mutex.
+ *
+ * A reading older than one already recorded means either that we were
+ * descheduled between reading the clock and taking the lock while another
+ * backend issued, or that the clock really went backwards.  Only a fresh
+ * reading tells the two apart.  This path is rare (a race at a millisecond
+ * boundary, or a real clock step) and the read is a vDSO call, not a system
+ * call, so we accept it under the spinlock to count regressions honestly.
+ */
+static inline int64
+idgen_observe_clock(IdgenGenerator *gen, int64 now)
+{
+	if (likely(now >= gen->clock_ms))
+	{
+		gen->clock_ms = now;
+		return now;
+	}
+	now = idgen_clock_ms();
+	if (now < gen->clock_ms)
+		gen->regressions++;
+	gen->clock_ms = now;
+	return now;
+}
+
+/*
+ * One attempt to issue a position against the wall-clock reading "now".
+ * Takes and releases gen->mutex.  On anything but IDGEN_ISSUED the state is
+ * unchanged, and *gap_ms says by how many ms the clock is short: before the
+ * epoch, or of letting the next position within idgen.max_lead.
+ */
+static inline IdgenAttempt
+idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
+				bool waited, uint64 *position, int64 *gap_ms)
+{
+	uint64		next;
+	int64		next_ms;
+
+	SpinLockAcquire(&gen->mutex);
+	now = idgen_observe_clock(gen, now);
+	if (unlikely(now < 0))
+	{
+		SpinLockRelease(&gen->mutex);
+		*gap_ms = -now;
+		return IDGEN_BEFORE_EPOCH;
+	}
+	next = Max(gen->last + 1, (uint64) now << layout->seq_bits);
+	next_ms = (int64) (next >> layout->seq_bits);
+	if (unlikely(next_ms >= layout->ms_limit))
+	{
+		SpinLockRelease(&gen->mutex);
+		return IDGEN_EXHAUSTED;
+	}
+	if (unlikely(next_ms - now > idgen_max_lead_ms))
+	{
+		SpinLockRelease(&gen->mutex);
+		*gap_ms = next_ms - now - idgen_max_lead_ms;
+		return IDGEN_TOO_FAR_AHEAD;
+	}
+	gen->last = next;
+	gen->issued++;
+	if (next_ms > now)
+		gen->borrowed++;
+	if (unlikely(waited))
+		gen->waits++;
+	SpinLockRelease(&gen->mutex);
+
+	*position = next;
+	return IDGEN_ISSUED;
+}
+
+static void
+idgen_report_before_epoch(int64 gap_ms)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
+			 errmsg("wall clock is before \"idgen.epoch\""),
+			 errdetail("The clock reads %lld ms before the epoch %s.",
+					   (long long) gap_ms, idgen_epoch_string),
+			 errhint("Check the server's clock; the epoch cannot change once IDs have been issued.")));
+}
+
+static void
+idgen_report_exhausted(const IdgenLayout *layout)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
+			 errmsg("%s ID range is exhausted", layout->name),
+			 errdetail("The layout's timestamp field ran out at %s, %lld ms after the epoch %s.",
+					   timestamptz_to_str(idgen_ms_to_timestamptz(layout->ms_limit)),
+					   (long long) layout->ms_limit, idgen_epoch_string),
+			 errhint("IDs of this layout cannot be issued any more with this epoch; use a new ID column or the snowflake layout.")));
+}
+
+/*
+ * The slow path: anything the fast path in idgen_issue() did not handle.
+ * Loops, sleeping for the clock, until it issues or must fail.
+ */
+static pg_noinline uint64
+idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout)
+{
+	int64		deadline = idgen_clock_monotonic_ms() + idgen_max_wait_ms;
+	bool		waited = false;
+
+	for (;;)
+	{
+		uint64		position;
+		int64		gap_ms;
+		int64		remaining_ms;
+
+		CHECK_FOR_INTERRUPTS();
+
+		switch (idgen_try_issue(gen, layout, idgen_clock_ms(), waited,
+								&position, &gap_ms))
+		{
+			case IDGEN_ISSUED:
+				return position;
+			case IDGEN_BEFORE_EPOCH:
+				idgen_report_before_epoch(gap_ms);
+				break;
+			case IDGEN_EXHAUSTED:
+				idgen_report_exhausted(layout);
+				break;
+			case IDGEN_TOO_FAR_AHEAD:
+				break;
+		}
+
+		/*
+		 * Bursts alone never leave the next position more than 1 ms beyond
+		 * the lead we allow, since nothing is issued past it.  A larger gap
+		 * means the clock went backwards; if even a full max_wait cannot
+		 * close it, say so now rather than sleep in vain.
+		 */
+		if (!waited && gap_ms > Max(idgen_max_wait_ms, 1))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("wall clock is behind the %s IDs already issued", layout->name),
+					 errdetail("The clock must advance %lld ms before the next ID; \"idgen.max_lead\" is %d ms and \"idgen.max_wait\" is %d ms.",
+							   (long long) gap_ms, idgen_max_lead_ms,
+							   idgen_max_wait_ms),
+					 errhint("Retry in %lld ms, and find out what stepped the clock back (NTP, VM migration).",
+							 (long long) gap_ms)));
+
+		remaining_ms = deadline - idgen_clock_monotonic_ms();
+		if (remaining_ms <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("%s ID capacity exceeded", layout->name),
+					 errdetail("IDs were requested faster than %d per millisecond for longer than \"idgen.max_lead\" (%d ms) and \"idgen.max_wait\" (%d ms) absorb.",
+							   1 << layout->seq_bits, idgen_max_lead_ms,
+							   idgen_max_wait_ms),
+					 errhint("Spread the load over more shards or node ids, or raise \"idgen.max_lead\" or \"idgen.max_wait\".")));
+
+		waited = true;
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(gap_ms, remaining_ms),
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/*
+ * Issue the next position of a generator.  This is the hot path: one clock
+ * read, one spinlock round trip.  Returns (ms << seq_bits) | seq; the caller
+ * splices its node or shard in.
+ */
+uint64
+idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout)
+{
+	uint64		position;
+	int64		gap_ms;
+
+	if (likely(idgen_try_issue(gen, layout, idgen_clock_ms(), false,
+							   &position, &gap_ms) == IDGEN_ISSUED))
+		return position;
+	return idgen_issue_slow(gen, layout);
+}

@@ -1,0 +1,162 @@
+/*-------------------------------------------------------------------------
+ *
+ * idgen.h
+ *	  Bit layouts, shared-memory types and cross-file declarations of idgen.
+ *
+ * Both layouts are "milliseconds since idgen.epoch, then a discriminator
+ * (node or shard), then a per-millisecond sequence".  Every bit-layout
+ * constant lives here and nowhere else; the generators, decoders and
+ * builders derive their shifts and masks from these.
+ *
+ * A generator's live state is a single 64-bit "position":
+ *
+ *		position = (ms << seq_bits) | seq
+ *
+ * The next position is max(last + 1, now_ms << seq_bits).  Because the
+ * sequence is the low end of the same integer, running out of a
+ * millisecond's sequence values simply carries into the next millisecond
+ * ("borrowing" a timestamp ahead of the wall clock); the sequence can never
+ * wrap inside a millisecond.  The ID is the position with the discriminator
+ * spliced in between the ms and seq fields.
+ *
+ * IDENTIFICATION
+ *	  src/idgen.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_H
+#define IDGEN_H
+
+#include "datatype/timestamp.h"
+#include "storage/spin.h"
+
+/* Layout: 41-bit timestamp shared by both layouts. */
+#define IDGEN_TIME_BITS				41
+
+/* snowflake: 0 | 41-bit ms | 10-bit node (5 datacenter + 5 worker) | 12-bit seq */
+#define IDGEN_SNOWFLAKE_NODE_BITS	10
+#define IDGEN_SNOWFLAKE_DC_BITS		5
+#define IDGEN_SNOWFLAKE_WORKER_BITS 5
+#define IDGEN_SNOWFLAKE_SEQ_BITS	12
+#define IDGEN_SNOWFLAKE_NODE_SHIFT	IDGEN_SNOWFLAKE_SEQ_BITS
+#define IDGEN_SNOWFLAKE_TIME_SHIFT	(IDGEN_SNOWFLAKE_SEQ_BITS + IDGEN_SNOWFLAKE_NODE_BITS)
+#define IDGEN_SNOWFLAKE_MAX_NODE	((1 << IDGEN_SNOWFLAKE_NODE_BITS) - 1)
+#define IDGEN_SNOWFLAKE_MAX_SEQ		((1 << IDGEN_SNOWFLAKE_SEQ_BITS) - 1)
+/* bit 63 stays 0, so all 41 timestamp bits are usable */
+#define IDGEN_SNOWFLAKE_MS_LIMIT	(INT64CONST(1) << IDGEN_TIME_BITS)
+
+/* instagram: 41-bit ms | 13-bit shard | 10-bit seq (all 64 bits) */
+#define IDGEN_INSTAGRAM_SHARD_BITS	13
+#define IDGEN_INSTAGRAM_SEQ_BITS	10
+#define IDGEN_INSTAGRAM_SHARD_SHIFT IDGEN_INSTAGRAM_SEQ_BITS
+#define IDGEN_INSTAGRAM_TIME_SHIFT	(IDGEN_INSTAGRAM_SEQ_BITS + IDGEN_INSTAGRAM_SHARD_BITS)
+#define IDGEN_INSTAGRAM_NSHARDS		(1 << IDGEN_INSTAGRAM_SHARD_BITS)
+#define IDGEN_INSTAGRAM_MAX_SHARD	(IDGEN_INSTAGRAM_NSHARDS - 1)
+#define IDGEN_INSTAGRAM_MAX_SEQ		((1 << IDGEN_INSTAGRAM_SEQ_BITS) - 1)
+
+/*
+ * The instagram layout fills all 64 bits, so its timestamp would reach the
+ * sign bit at 2^40 ms.  We refuse to issue from there on rather than return
+ * negative IDs that sort before older ones.
+ */
+#define IDGEN_INSTAGRAM_MS_LIMIT	(INT64CONST(1) << (IDGEN_TIME_BITS - 1))
+
+/* Unix epoch minus PostgreSQL epoch (2000-01-01), in milliseconds */
+#define IDGEN_UNIX_TO_PG_MS \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
+
+/*
+ * One generator's state: the snowflake node, or one instagram shard.
+ *
+ * Everything here is protected by mutex.  Each generator occupies its own
+ * cache line(s) so that backends hammering different shards, or the
+ * snowflake generator and a shard, never contend through false sharing.
+ */
+typedef struct IdgenGenerator
+{
+	slock_t		mutex;
+	uint64		last;			/* position of the last ID issued; 0 = none */
+	int64		clock_ms;		/* latest wall clock read under mutex */
+	uint64		issued;			/* IDs issued */
+	uint64		borrowed;		/* IDs issued with a timestamp ahead of the
+								 * wall clock */
+	uint64		waits;			/* calls that had to sleep for the clock */
+	uint64		regressions;	/* wall clock seen going backwards */
+} IdgenGenerator;
+
+typedef union IdgenGeneratorPadded
+{
+	IdgenGenerator gen;
+	char		pad[PG_CACHE_LINE_SIZE];
+} IdgenGeneratorPadded;
+
+StaticAssertDecl(sizeof(IdgenGenerator) <= PG_CACHE_LINE_SIZE,
+				 "IdgenGenerator must fit one cache line");
+
+typedef struct IdgenShared
+{
+	IdgenGeneratorPadded snowflake;
+	IdgenGeneratorPadded instagram[IDGEN_INSTAGRAM_NSHARDS];
+} IdgenShared;
+
+/* Splice a node or shard into a millisecond and a sequence value. */
+static inline int64
+idgen_snowflake_compose(int64 ms, int32 node, int32 seq)
+{
+	return (ms << IDGEN_SNOWFLAKE_TIME_SHIFT) |
+		((int64) node << IDGEN_SNOWFLAKE_NODE_SHIFT) | seq;
+}
+
+static inline int64
+idgen_instagram_compose(int64 ms, int32 shard, int32 seq)
+{
+	return (int64) (((uint64) ms << IDGEN_INSTAGRAM_TIME_SHIFT) |
+					((uint64) shard << IDGEN_INSTAGRAM_SHARD_SHIFT) |
+					(uint64) seq);
+}
+
+/* A layout as the shared issuing code sees it. */
+typedef struct IdgenLayout
+{
+	const char *name;			/* "snowflake" or "instagram" */
+	int			seq_bits;
+	int64		ms_limit;		/* first millisecond that cannot be issued */
+} IdgenLayout;
+
+extern const IdgenLayout idgen_snowflake_layout;
+extern const IdgenLayout idgen_instagram_layout;
+
+/* guc.c */
+extern int	idgen_node_id;
+extern int	idgen_max_lead_ms;
+extern int	idgen_max_wait_ms;
+extern char *idgen_epoch_string;
+extern int64 idgen_epoch_unix_ms;
+extern TimestampTz idgen_epoch_ts;
+extern void idgen_define_gucs(void);
+
+/* shmem.c */
+extern IdgenShared *idgen_shared;
+extern void idgen_shmem_install_hooks(void);
+extern IdgenShared *idgen_require_shared(const char *funcname);
+
+/* clock.c */
+extern int64 idgen_clock_unix_ms(void);
+extern int64 idgen_clock_monotonic_ms(void);
+
+/* Wall clock in ms since idgen.epoch; negative before the epoch. */
+static inline int64
+idgen_clock_ms(void)
+{
+	return idgen_clock_unix_ms() - idgen_epoch_unix_ms;
+}
+
+/* generator.c */
+extern uint64 idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout);
+
+/* decode.c */
+extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
+extern int64 idgen_timestamptz_to_ms(TimestampTz ts, const IdgenLayout *layout,
+									 const char *funcname);
+
+#endif							/* IDGEN_H */

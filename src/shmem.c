@@ -1,0 +1,112 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.c
+ *	  Shared memory for idgen's generator states.
+ *
+ * One IdgenShared block holds the snowflake generator and the 8,192
+ * instagram shard generators, each on its own cache line with its own
+ * spinlock (see idgen.h).  The block exists only when idgen is in
+ * shared_preload_libraries; without it idgen_shared stays NULL and the
+ * generators refuse to run, while the decoders, which need no shared
+ * state, keep working.
+ *
+ * IDENTIFICATION
+ *	  src/shmem.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+
+#include "idgen.h"
+
+IdgenShared *idgen_shared = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+idgen_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+
+	RequestAddinShmemSpace(sizeof(IdgenShared));
+}
+
+static void
+idgen_generator_init(IdgenGenerator *gen)
+{
+	SpinLockInit(&gen->mutex);
+	gen->last = 0;
+	gen->clock_ms = 0;
+	gen->issued = 0;
+	gen->borrowed = 0;
+	gen->waits = 0;
+	gen->regressions = 0;
+}
+
+static void
+idgen_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	idgen_shared = ShmemInitStruct("idgen", sizeof(IdgenShared), &found);
+	if (!found)
+	{
+		idgen_generator_init(&idgen_shared->snowflake.gen);
+		for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
+			idgen_generator_init(&idgen_shared->instagram[i].gen);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * Called from _PG_init while shared_preload_libraries is being processed.
+ */
+void
+idgen_shmem_install_hooks(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = idgen_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = idgen_shmem_startup;
+}
+
+/*
+ * The preconditions every generator call shares: the shared state exists
+ * and this server may issue IDs.  Returns the shared block or throws.
+ */
+IdgenShared *
+idgen_require_shared(const char *funcname)
+{
+	if (unlikely(idgen_shared == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s() requires idgen to be loaded via \"shared_preload_libraries\"",
+						funcname),
+				 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+
+	/*
+	 * A standby replays its primary's rows; IDs it issued could collide with
+	 * the primary's.  RecoveryInProgress() is a plain flag test once recovery
+	 * has ended, so this costs nothing on a primary.
+	 */
+	if (unlikely(RecoveryInProgress()))
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot call %s() during recovery", funcname),
+				 errdetail("IDs are issued only by a primary server."),
+				 errhint("Call %s() on the primary.", funcname)));
+
+	return idgen_shared;
+}

@@ -1,0 +1,147 @@
+/*-------------------------------------------------------------------------
+ *
+ * status.c
+ *	  idgen_status(): configuration and live state in one row.
+ *
+ * The row is a monitoring snapshot: each generator is copied under its own
+ * spinlock, so each generator's figures are consistent, but the 8,192 shard
+ * generators are not read at one instant.  Without shared_preload_libraries
+ * the configuration columns are filled and the live ones are NULL.
+ *
+ * IDENTIFICATION
+ *	  src/status.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/timestamp.h"
+
+#include "idgen.h"
+
+typedef enum IdgenStatusColumn
+{
+	IDGEN_STATUS_PRELOADED,
+	IDGEN_STATUS_NODE_ID,
+	IDGEN_STATUS_EPOCH,
+	IDGEN_STATUS_MAX_LEAD,
+	IDGEN_STATUS_MAX_WAIT,
+	IDGEN_STATUS_SNOWFLAKE_LAST,
+	IDGEN_STATUS_SNOWFLAKE_LEAD,
+	IDGEN_STATUS_SNOWFLAKE_ISSUED,
+	IDGEN_STATUS_INSTAGRAM_LAST,
+	IDGEN_STATUS_INSTAGRAM_LEAD,
+	IDGEN_STATUS_INSTAGRAM_ISSUED,
+	IDGEN_STATUS_INSTAGRAM_SHARDS,
+	IDGEN_STATUS_BORROWED,
+	IDGEN_STATUS_WAITS,
+	IDGEN_STATUS_REGRESSIONS,
+	IDGEN_STATUS_SNOWFLAKE_END,
+	IDGEN_STATUS_INSTAGRAM_END,
+	IDGEN_STATUS_NCOLUMNS
+} IdgenStatusColumn;
+
+/* Copy one generator's state under its lock. */
+static IdgenGenerator
+idgen_snapshot(IdgenGenerator *gen)
+{
+	IdgenGenerator copy;
+
+	SpinLockAcquire(&gen->mutex);
+	copy = *gen;
+	SpinLockRelease(&gen->mutex);
+	return copy;
+}
+
+/* Last issued ms and its lead over the clock; NULLs if nothing issued. */
+static void
+idgen_set_last(Datum *values, bool *nulls, int lastcol, int leadcol,
+			   uint64 last, int seq_bits, int64 now)
+{
+	int64		ms = (int64) (last >> seq_bits);
+
+	if (last == 0)
+	{
+		nulls[lastcol] = nulls[leadcol] = true;
+		return;
+	}
+	values[lastcol] = TimestampTzGetDatum(idgen_ms_to_timestamptz(ms));
+	values[leadcol] = Int64GetDatum(Max(ms - now, 0));
+}
+
+PG_FUNCTION_INFO_V1(idgen_status);
+Datum
+idgen_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[IDGEN_STATUS_NCOLUMNS];
+	bool		nulls[IDGEN_STATUS_NCOLUMNS];
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+	Assert(tupdesc->natts == IDGEN_STATUS_NCOLUMNS);
+
+	memset(nulls, 0, sizeof(nulls));
+
+	values[IDGEN_STATUS_PRELOADED] = BoolGetDatum(idgen_shared != NULL);
+	if (idgen_node_id < 0)
+		nulls[IDGEN_STATUS_NODE_ID] = true;
+	else
+		values[IDGEN_STATUS_NODE_ID] = Int32GetDatum(idgen_node_id);
+	values[IDGEN_STATUS_EPOCH] = TimestampTzGetDatum(idgen_epoch_ts);
+	values[IDGEN_STATUS_MAX_LEAD] = Int32GetDatum(idgen_max_lead_ms);
+	values[IDGEN_STATUS_MAX_WAIT] = Int32GetDatum(idgen_max_wait_ms);
+	values[IDGEN_STATUS_SNOWFLAKE_END] =
+		TimestampTzGetDatum(idgen_ms_to_timestamptz(IDGEN_SNOWFLAKE_MS_LIMIT));
+	values[IDGEN_STATUS_INSTAGRAM_END] =
+		TimestampTzGetDatum(idgen_ms_to_timestamptz(IDGEN_INSTAGRAM_MS_LIMIT));
+
+	if (idgen_shared == NULL)
+	{
+		for (int col = IDGEN_STATUS_SNOWFLAKE_LAST;
+			 col <= IDGEN_STATUS_REGRESSIONS; col++)
+			nulls[col] = true;
+	}
+	else
+	{
+		int64		now = idgen_clock_ms();
+		IdgenGenerator sf = idgen_snapshot(&idgen_shared->snowflake.gen);
+		uint64		ig_last = 0;
+		uint64		ig_issued = 0;
+		int32		ig_shards = 0;
+		uint64		borrowed = sf.borrowed;
+		uint64		waits = sf.waits;
+		uint64		regressions = sf.regressions;
+
+		for (int shard = 0; shard < IDGEN_INSTAGRAM_NSHARDS; shard++)
+		{
+			IdgenGenerator ig = idgen_snapshot(&idgen_shared->instagram[shard].gen);
+
+			ig_last = Max(ig_last, ig.last);
+			ig_issued += ig.issued;
+			ig_shards += (ig.issued > 0);
+			borrowed += ig.borrowed;
+			waits += ig.waits;
+			regressions += ig.regressions;
+		}
+
+		idgen_set_last(values, nulls, IDGEN_STATUS_SNOWFLAKE_LAST,
+					   IDGEN_STATUS_SNOWFLAKE_LEAD, sf.last,
+					   IDGEN_SNOWFLAKE_SEQ_BITS, now);
+		values[IDGEN_STATUS_SNOWFLAKE_ISSUED] = Int64GetDatum((int64) sf.issued);
+		idgen_set_last(values, nulls, IDGEN_STATUS_INSTAGRAM_LAST,
+					   IDGEN_STATUS_INSTAGRAM_LEAD, ig_last,
+					   IDGEN_INSTAGRAM_SEQ_BITS, now);
+		values[IDGEN_STATUS_INSTAGRAM_ISSUED] = Int64GetDatum((int64) ig_issued);
+		values[IDGEN_STATUS_INSTAGRAM_SHARDS] = Int32GetDatum(ig_shards);
+		values[IDGEN_STATUS_BORROWED] = Int64GetDatum((int64) borrowed);
+		values[IDGEN_STATUS_WAITS] = Int64GetDatum((int64) waits);
+		values[IDGEN_STATUS_REGRESSIONS] = Int64GetDatum((int64) regressions);
+	}
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
