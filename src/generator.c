@@ -124,7 +124,7 @@ static void
 idgen_report_before_epoch(int64 gap_ms)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
+			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 			 errmsg("wall clock is before \"idgen.epoch\""),
 			 errdetail("The clock reads %lld ms before the epoch %s.",
 					   (long long) gap_ms, idgen_epoch_string),
@@ -135,7 +135,7 @@ static void
 idgen_report_exhausted(const IdgenLayout *layout)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_DATETIME_FORMAT),
+			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 			 errmsg("%s ID range is exhausted", layout->name),
 			 errdetail("The layout's timestamp field ran out at %s, %lld ms after the epoch %s.",
 					   timestamptz_to_str(idgen_ms_to_timestamptz(layout->ms_limit)),

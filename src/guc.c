@@ -4,7 +4,8 @@
  *	  idgen's configuration settings.
  *
  * idgen.node_id and idgen.epoch shape every ID the server issues, so they
- * are PGC_POSTMASTER: all backends of a running server agree on them.  The
+ * are PGC_POSTMASTER: all backends of a running server agree on them
+ * (see idgen_define_gucs for the library loaded without preloading).  The
  * clock policy (idgen.max_lead, idgen.max_wait) only bounds how far ahead
  * of the wall clock IDs may run and how long a call may sleep; changing it
  * on reload cannot produce a duplicate, so it is PGC_SIGHUP.
@@ -22,6 +23,7 @@
 
 #include <limits.h>
 
+#include "miscadmin.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
@@ -62,6 +64,19 @@ idgen_parse_epoch(const char *str, TimestampTz *result)
 									  &tz);
 	if (dterr != 0 || dtype != DTK_DATE)
 		return "The value must be a finite timestamp with time zone, such as \"2024-01-01 00:00:00+00\".";
+
+	/*
+	 * DecodeDateTime resolves "now", "today" and friends against the current
+	 * time, which would move the epoch at every restart.  ParseDateTime has
+	 * lower-cased the fields already.
+	 */
+	for (int i = 0; i < nf; i++)
+	{
+		if (ftype[i] == DTK_STRING &&
+			(strcmp(field[i], "now") == 0 || strcmp(field[i], "today") == 0 ||
+			 strcmp(field[i], "tomorrow") == 0 || strcmp(field[i], "yesterday") == 0))
+			return "The epoch must be a fixed moment, not one relative to the current time.";
+	}
 	if (tm2timestamp(&tt, fsec, &tz, result) != 0)
 		return "The timestamp is out of range.";
 	if (*result % 1000 != 0)
@@ -118,9 +133,52 @@ idgen_assign_epoch(const char *newval, void *extra)
 	idgen_epoch_unix_ms = epoch / 1000 + IDGEN_UNIX_TO_PG_MS;
 }
 
+/*
+ * The value postgresql.conf or the command line gave a custom setting
+ * before the library defined it (a placeholder), or NULL.  Palloc'd copy.
+ */
+static char *
+idgen_configured_value(const char *name)
+{
+	const char *raw = GetConfigOption(name, true, false);
+
+	return raw ? pstrdup(raw) : NULL;
+}
+
+/*
+ * When a custom setting is defined, a configured value that fails
+ * validation only draws a WARNING and the default is used instead (see
+ * define_custom_variable in guc.c).  For the node id and the epoch a
+ * substituted default would issue IDs under the wrong node or epoch, so
+ * while preloading we refuse to start instead.
+ */
+static void
+idgen_refuse_substituted_default(const char *name, bool accepted)
+{
+	if (!accepted)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\"", name),
+				 errdetail("idgen will not issue IDs with a default in place of the configured value; the warning above says what is wrong with it."),
+				 errhint("Correct \"%s\" and start the server again.", name)));
+}
+
 void
 idgen_define_gucs(void)
 {
+	/*
+	 * PostgreSQL only allows PGC_POSTMASTER settings to be defined while
+	 * shared_preload_libraries is processed (later it is FATAL).  When the
+	 * library is loaded on demand, by CREATE EXTENSION or a decoder call, the
+	 * two fixed settings are defined as PGC_SIGHUP instead, so the decoders
+	 * still see the configured epoch.  That is safe: without the preload the
+	 * generators refuse to run, so no ID can be issued under a changed value.
+	 */
+	GucContext	fixed = process_shared_preload_libraries_in_progress ?
+		PGC_POSTMASTER : PGC_SIGHUP;
+	char	   *node_id_configured = idgen_configured_value("idgen.node_id");
+	char	   *epoch_configured = idgen_configured_value("idgen.epoch");
+
 	DefineCustomIntVariable("idgen.node_id",
 							"Node id (0..1023) embedded in every snowflake ID this server issues.",
 							"Give every server, standbys included, its own node id. "
@@ -129,7 +187,7 @@ idgen_define_gucs(void)
 							-1,
 							-1,
 							IDGEN_SNOWFLAKE_MAX_NODE,
-							PGC_POSTMASTER,
+							fixed,
 							0,
 							NULL, NULL, NULL);
 
@@ -138,7 +196,7 @@ idgen_define_gucs(void)
 							   "Must not change once IDs have been issued.",
 							   &idgen_epoch_string,
 							   IDGEN_DEFAULT_EPOCH,
-							   PGC_POSTMASTER,
+							   fixed,
 							   0,
 							   idgen_check_epoch, idgen_assign_epoch, NULL);
 
@@ -166,4 +224,17 @@ idgen_define_gucs(void)
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("idgen");
+
+	if (fixed == PGC_POSTMASTER)
+	{
+		int			node_id;
+
+		if (node_id_configured)
+			idgen_refuse_substituted_default("idgen.node_id",
+											 parse_int(node_id_configured, &node_id, 0, NULL) &&
+											 node_id == idgen_node_id);
+		if (epoch_configured)
+			idgen_refuse_substituted_default("idgen.epoch",
+											 strcmp(epoch_configured, idgen_epoch_string) == 0);
+	}
 }

@@ -1,0 +1,132 @@
+# Server configurations other than the test default: no preload, no node
+# id, settings the server must refuse at start, and an epoch so old that
+# the instagram layout has run out while snowflake still works.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+# Run SQL that must fail; return "SQLSTATE: message" from psql's stderr.
+sub error_of
+{
+	my ($node, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1);
+	return $ret == 0 ? "no error" : ($err =~ /ERROR:\s+(\w{5}: [^\n]*)/ ? $1 : $err);
+}
+
+# --- 1. Not in shared_preload_libraries -------------------------------
+my $plain = PostgreSQL::Test::Cluster->new('no_preload');
+$plain->init;
+$plain->append_conf('postgresql.conf', "idgen.node_id = 3\n");
+$plain->start;
+
+$plain->safe_psql('postgres', 'CREATE EXTENSION idgen');
+is( $plain->safe_psql(
+		'postgres',
+		"SELECT snowflake_id_node(snowflake_id_from_parts(now(), 3, 7)), "
+		  . "instagram_id_shard(instagram_id_from_parts(now(), 42, 1))"),
+	'3|42',
+	'without preload: CREATE EXTENSION, builders and decoders work');
+like(error_of($plain, 'SELECT snowflake_id()'),
+	qr/^55000: snowflake_id\(\) requires idgen to be loaded via "shared_preload_libraries"/,
+	'without preload: snowflake_id() fails with 55000');
+like(error_of($plain, 'SELECT instagram_id(1)'),
+	qr/^55000: instagram_id\(\) requires idgen/,
+	'without preload: instagram_id() fails with 55000');
+my ($ret, $out, $err) =
+  $plain->psql('postgres', 'SELECT instagram_id(1)', on_error_stop => 1);
+like($err, qr/HINT:\s+Add idgen to "shared_preload_libraries"/,
+	'without preload: the error hints at the fix');
+is($plain->safe_psql('postgres',
+		'SELECT preloaded, node_id, snowflake_issued IS NULL FROM idgen_status()'),
+	'f|3|t', 'without preload: idgen_status() reports configuration, no live state');
+$plain->stop;
+
+# --- 2. Preloaded, but idgen.node_id not set ---------------------------
+my $nonode = PostgreSQL::Test::Cluster->new('no_node_id');
+$nonode->init;
+$nonode->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n");
+$nonode->start;
+$nonode->safe_psql('postgres', 'CREATE EXTENSION idgen');
+like(error_of($nonode, 'SELECT snowflake_id()'),
+	qr/^55000: "idgen.node_id" is not set/,
+	'no node id: snowflake_id() fails with 55000');
+($ret, $out, $err) =
+  $nonode->psql('postgres', 'SELECT snowflake_id()', on_error_stop => 1);
+like($err, qr/HINT:\s+Set "idgen.node_id" to a value from 0 to 1023/,
+	'no node id: the error hints at the setting');
+is($nonode->safe_psql('postgres',
+		'SELECT count(DISTINCT instagram_id(9)) FROM generate_series(1, 1000)'),
+	'1000', 'no node id: instagram_id() needs none and works');
+is($nonode->safe_psql('postgres', 'SELECT node_id IS NULL FROM idgen_status()'),
+	't', 'no node id: idgen_status() shows node_id NULL');
+
+# --- 3. Settings refused at server start -------------------------------
+# PostgreSQL only warns about a bad value for an extension's setting and
+# uses the default.  For the node id and the epoch that would issue IDs
+# under the wrong node or epoch, so idgen refuses to start instead, and the
+# log says why.
+$nonode->stop;
+my @refused = (
+	[ 'idgen.node_id = 1024', qr/1024 is outside the valid range for parameter "idgen.node_id"/ ],
+	[ 'idgen.node_id = -2', qr/-2 is outside the valid range for parameter "idgen.node_id"/ ],
+	[ "idgen.epoch = 'not a time'", qr/invalid value for parameter "idgen.epoch"/ ],
+	[ "idgen.epoch = '2999-01-01 00:00:00+00'", qr/The epoch 2999-01-01 00:00:00\+00 is in the future/ ],
+	[ "idgen.epoch = 'now'", qr/The epoch must be a fixed moment/ ],
+	[ "idgen.epoch = 'today'", qr/The epoch must be a fixed moment/ ],
+	[ "idgen.epoch = '2024-01-01 00:00:00.0005+00'", qr/The epoch must be a whole millisecond/ ],
+	[ "idgen.epoch = '1900-01-01 00:00:00+00'", qr/More than 2\^41 milliseconds have passed since the epoch/ ]);
+for my $i (0 .. $#refused)
+{
+	my ($setting, $log_re) = @{ $refused[$i] };
+	my $node = PostgreSQL::Test::Cluster->new("refused_$i");
+	$node->init;
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'idgen'\n$setting\n");
+	ok(!$node->start(fail_ok => 1), "server refuses to start with $setting");
+	my $log = slurp_file($node->logfile);
+	like($log, $log_re, "log explains what is wrong with $setting");
+	like($log, qr/FATAL:\s+invalid value for parameter "idgen\.\w+"/,
+		"log names the refused setting for $setting");
+}
+
+# The reloadable clock policy and misspelt names keep PostgreSQL's usual
+# behaviour: a warning, and the default (or nothing) in their place.
+my $lenient = PostgreSQL::Test::Cluster->new('lenient');
+$lenient->init;
+$lenient->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'idgen'\nidgen.max_lead = -1\nidgen.nodeid = 1\n");
+$lenient->start;
+my $log = slurp_file($lenient->logfile);
+like($log, qr/-1 ms is outside the valid range for parameter "idgen.max_lead"/,
+	'a bad idgen.max_lead is reported');
+like($log, qr/invalid configuration parameter name "idgen.nodeid"/,
+	'a misspelt idgen setting is reported');
+is($lenient->safe_psql('postgres', 'SHOW idgen.max_lead'), '2s',
+	'idgen.max_lead falls back to its default');
+$lenient->stop;
+
+# --- 4. An epoch 35 years back: instagram exhausted, snowflake fine ----
+my $old = PostgreSQL::Test::Cluster->new('old_epoch');
+$old->init;
+# 35 years back, a little over the instagram layout's 34.8
+my @t = gmtime(time - 35 * 366 * 86400);
+my $epoch = sprintf('%04d-%02d-%02d 00:00:00+00', $t[5] + 1900, $t[4] + 1, $t[3]);
+$old->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'idgen'\nidgen.node_id = 5\nidgen.epoch = '$epoch'\n");
+$old->start;
+$old->safe_psql('postgres', 'CREATE EXTENSION idgen');
+like(error_of($old, 'SELECT instagram_id(1)'),
+	qr/^22008: instagram ID range is exhausted/,
+	'instagram_id() refuses the sign bit with 22008 instead of going negative');
+is($old->safe_psql('postgres',
+		'SELECT count(DISTINCT id), min(id) > 0, bool_and(snowflake_id_node(id) = 5) '
+		  . 'FROM (SELECT snowflake_id() AS id FROM generate_series(1, 1000)) s'),
+	'1000|t|t', 'snowflake_id() still works on the same epoch');
+is($old->safe_psql('postgres',
+		'SELECT instagram_range_end < now(), snowflake_range_end > now(), instagram_issued FROM idgen_status()'),
+	't|t|0', 'idgen_status() shows the instagram range already ended and nothing issued');
+
+done_testing();
