@@ -1,0 +1,161 @@
+# The clock policy, made deterministic with libfaketime: the server's
+# backends read a wall clock frozen at a moment we choose in a file, while
+# CLOCK_MONOTONIC (which times waits) runs for real.
+#
+# With the clock frozen, every ID has to come from sequence space: exactly
+# 4,096 snowflake IDs (1,024 per instagram shard) per millisecond, rolling
+# into later milliseconds until idgen.max_lead is used up; then a call waits
+# idgen.max_wait for the clock and fails with 53400.  A clock stepped far
+# back fails at once with 55000 saying how long to wait; a waiting call
+# continues as soon as the clock moves on.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+BAIL_OUT("libfaketime not found at $libfaketime (Debian package libfaketime)")
+  unless -e $libfaketime;
+
+my $node = PostgreSQL::Test::Cluster->new('clock');
+my $clock = $node->basedir . '/clock';
+sub set_clock
+{
+	my ($spec) = @_;
+	open my $fh, '>', "$clock.tmp" or die $!;
+	print $fh "$spec\n";
+	close $fh;
+	rename "$clock.tmp", $clock or die $!;
+}
+
+my $max_lead = 10;      # ms
+my $max_wait = 2000;    # ms
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 3
+idgen.max_lead = ${max_lead}ms
+idgen.max_wait = ${max_wait}ms
+timezone = 'UTC'
+log_timezone = 'UTC'
+});
+set_clock('2026-06-01 12:00:00');
+{
+	local $ENV{LD_PRELOAD} = $libfaketime;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock;
+	local $ENV{FAKETIME_NO_CACHE} = 1;
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
+	local $ENV{TZ} = 'UTC';
+	$node->start;
+}
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+is($node->safe_psql('postgres', "SELECT now() = '2026-06-01 12:00:00+00'"),
+	't', 'backends see the frozen clock');
+
+# Run SQL that must fail; return "SQLSTATE: message".
+sub error_of
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => 60);
+	return $ret == 0 ? "no error" : ($err =~ /ERROR:\s+(\w{5}: [^\n]*)/ ? $1 : $err);
+}
+
+my $frozen = "'2026-06-01 12:00:00+00'::timestamptz";
+my $per_ms_ok = q{
+	SELECT count(*) AS ids, count(DISTINCT id) = count(*) AS distinct_ids,
+	       bool_and(id > prev) AS increasing,
+	       count(DISTINCT t) AS ms_used,
+	       min(t) = %s AND max(t) = %s + interval '%d ms' AS ms_from_clock_to_max_lead,
+	       bool_and(per_ms = %d) AS full_ms
+	  FROM (SELECT id, t, lag(id, 1, -1::bigint) OVER (ORDER BY n) AS prev,
+	               count(*) OVER (PARTITION BY t) AS per_ms
+	          FROM (SELECT n, id, %s(id) AS t FROM %s) x) y};
+
+# --- snowflake: 4,096 per ms for 1 + max_lead ms, then capacity exceeded ----
+my $sf_capacity = 4096 * ($max_lead + 1);
+$node->safe_psql('postgres',
+	"CREATE TABLE sf AS SELECT n, snowflake_id() AS id FROM generate_series(1, $sf_capacity) n");
+is($node->safe_psql('postgres',
+		sprintf($per_ms_ok, $frozen, $frozen, $max_lead, 4096, 'snowflake_id_time', 'sf')),
+	"$sf_capacity|t|t|" . ($max_lead + 1) . "|t|t",
+	'snowflake: exactly 4,096 IDs per ms from the frozen ms up to max_lead, distinct and increasing');
+like(error_of('SELECT snowflake_id()'),
+	qr/^53400: snowflake ID capacity exceeded/,
+	'snowflake: past max_lead, waits max_wait for the frozen clock, then 53400');
+
+# --- instagram: 1,024 per ms per shard, shards independent ---------------
+my $ig_capacity = 1024 * ($max_lead + 1);
+$node->safe_psql('postgres',
+	"CREATE TABLE ig AS SELECT n, instagram_id(5) AS id FROM generate_series(1, $ig_capacity) n");
+is($node->safe_psql('postgres',
+		sprintf($per_ms_ok, $frozen, $frozen, $max_lead, 1024, 'instagram_id_time', 'ig')),
+	"$ig_capacity|t|t|" . ($max_lead + 1) . "|t|t",
+	'instagram: exactly 1,024 IDs per ms of shard 5, up to max_lead');
+like(error_of('SELECT instagram_id(5)'),
+	qr/^53400: instagram ID capacity exceeded/,
+	'instagram: shard 5 exhausted gives 53400');
+is($node->safe_psql('postgres',
+		"SELECT instagram_id_time(instagram_id(6)) = $frozen"),
+	't', 'another shard still issues from the current millisecond');
+
+my ($ret, $out, $err) = $node->psql('postgres', 'SELECT snowflake_id()');
+like($err, qr/HINT:\s+Spread the load over more shards or node ids/,
+	'the capacity error says what to do');
+
+# --- a waiting call continues as soon as the clock moves ------------------
+my ($bg_out, $bg_err) = ('', '');
+my $bg = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT snowflake_id_time(snowflake_id())' ],
+	'>', \$bg_out, '2>', \$bg_err, IPC::Run::timeout(120));
+# wait until it sleeps in idgen's wait (wait event "Extension"), then move
+# the clock on by one second
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM pg_stat_activity
+	 WHERE wait_event_type = 'Extension' AND query LIKE '%snowflake_id()%'}),
+	'a call past max_lead sleeps for the clock');
+set_clock('2026-06-01 12:00:01');
+$bg->finish;
+is($bg_err, '', 'the waiting call did not fail');
+is($bg_out, "2026-06-01 12:00:01+00\n",
+	'the waiting call got an ID of the new current millisecond');
+is($node->safe_psql('postgres', 'SELECT waits >= 1 FROM idgen_status()'), 't',
+	'idgen_status() counted the wait');
+
+# --- clock stepped back an hour: immediate 55000, nothing issued ----------
+my $issued_before = $node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()');
+set_clock('2026-06-01 11:00:01');
+my $e = error_of('SELECT snowflake_id()');
+like($e, qr/^55000: wall clock is behind the snowflake IDs already issued/,
+	'clock one hour back: 55000');
+($ret, $out, $err) = $node->psql('postgres', 'SELECT snowflake_id()');
+# the last ID is of 12:00:01.000, so the next fits once the clock is within
+# max_lead of it: one hour less max_lead from now
+my $gap = 3600 * 1000 - $max_lead;
+like($err, qr/DETAIL:\s+The clock must advance $gap ms before the next ID/,
+	'the error says exactly how far the clock must advance');
+like($err, qr/HINT:\s+Retry in $gap ms/, 'the hint says when to retry');
+is($node->safe_psql('postgres', 'SELECT snowflake_issued, clock_regressions >= 1 FROM idgen_status()'),
+	"$issued_before|t", 'the failed calls issued nothing, and the regression was counted');
+like(error_of('SELECT instagram_id(6)'), qr/^55000: wall clock is behind the instagram IDs/,
+	'instagram shards see the step too');
+is($node->safe_psql('postgres', "SELECT instagram_id_time(instagram_id(77)) = '2026-06-01 11:00:01+00'"),
+	't', 'a shard never used before has nothing to be behind of');
+
+# --- clock back to normal: IDs continue above everything issued ----------
+set_clock('2026-06-01 12:00:02');
+$node->safe_psql('postgres',
+	'INSERT INTO sf SELECT 100000 + n, snowflake_id() FROM generate_series(1, 1000) n');
+$node->safe_psql('postgres',
+	'INSERT INTO ig SELECT 100000 + n, instagram_id(5) FROM generate_series(1, 1000) n');
+is($node->safe_psql('postgres', q{
+	SELECT (SELECT count(*) - count(DISTINCT id) FROM sf),
+	       (SELECT min(id) FROM sf WHERE n > 100000) > (SELECT max(id) FROM sf WHERE n <= 100000),
+	       (SELECT count(*) - count(DISTINCT id) FROM ig),
+	       (SELECT min(id) FROM ig WHERE n > 100000) > (SELECT max(id) FROM ig WHERE n <= 100000)}),
+	'0|t|0|t', 'after the clock recovers, IDs continue above all earlier ones');
+
+$node->stop;
+done_testing();
