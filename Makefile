@@ -7,6 +7,7 @@ OBJS = \
 	src/shmem.o \
 	src/clock.o \
 	src/generator.o \
+	src/keeper.o \
 	src/snowflake.o \
 	src/instagram.o \
 	src/decode.o \
@@ -29,3 +30,6 @@ EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS tracks no header dependencies; every object sees the shared layout.
+$(OBJS): src/idgen.h src/compat.h

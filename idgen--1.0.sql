@@ -4,6 +4,24 @@
 \echo Use "CREATE EXTENSION idgen" to load this file. \quit
 
 --
+-- Durable state, used only in the database named by idgen.database, where
+-- the keeper background worker keeps it (and creates this extension if it
+-- is missing).  Sequences are WAL-logged, so the values survive crashes and
+-- reach physical standbys.  Nobody else needs to touch them.
+--
+
+CREATE SEQUENCE idgen_hwm AS bigint MINVALUE 0 START 0;
+COMMENT ON SEQUENCE idgen_hwm IS
+'idgen: durable ID reservation (Unix ms); no ID is issued at or beyond it';
+
+CREATE SEQUENCE idgen_epoch AS bigint
+	MINVALUE -9223372036854775808 START 0;
+COMMENT ON SEQUENCE idgen_epoch IS
+'idgen: idgen.epoch (Unix ms) under which IDs were issued; a different epoch is refused';
+
+REVOKE ALL ON SEQUENCE idgen_hwm, idgen_epoch FROM PUBLIC;
+
+--
 -- Generators.  VOLATILE: every call returns a new ID.  PARALLEL SAFE: their
 -- state lives in shared memory, not in the backend, so a parallel worker
 -- issues from the same generator as its leader.
@@ -169,6 +187,12 @@ CREATE FUNCTION idgen_status(
 	OUT borrowed bigint,
 	OUT waits bigint,
 	OUT clock_regressions bigint,
+	OUT keeper_state text,
+	OUT keeper_message text,
+	OUT reserved_until timestamptz,
+	OUT reservation_ms integer,
+	OUT reservation_writes bigint,
+	OUT reservation_waits bigint,
 	OUT snowflake_range_end timestamptz,
 	OUT instagram_range_end timestamptz)
 RETURNS record

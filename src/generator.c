@@ -26,6 +26,11 @@
  * "capacity exceeded".  No call blocks without bound and no position is
  * ever handed out twice.
  *
+ * Durability.  No position is issued beyond the durable reservation the
+ * keeper publishes (keeper.c).  Reading it costs one atomic load; only a
+ * call that outruns it waits, on the keeper's condition variable, bounded
+ * by the same idgen.max_wait, and fails closed if none arrives.
+ *
  * IDENTIFICATION
  *	  src/generator.c
  *
@@ -45,7 +50,8 @@ typedef enum IdgenAttempt
 	IDGEN_ISSUED,				/* *position holds the new position */
 	IDGEN_BEFORE_EPOCH,			/* wall clock reads before idgen.epoch */
 	IDGEN_EXHAUSTED,			/* next position is past the layout's range */
-	IDGEN_TOO_FAR_AHEAD			/* next position would exceed max_lead */
+	IDGEN_TOO_FAR_AHEAD,		/* next position would exceed max_lead */
+	IDGEN_BEYOND_RESERVATION	/* next position is not durably reserved */
 } IdgenAttempt;
 
 /*
@@ -77,8 +83,9 @@ idgen_observe_clock(IdgenGenerator *gen, int64 now)
 /*
  * One attempt to issue a position against the wall-clock reading "now".
  * Takes and releases gen->mutex.  On anything but IDGEN_ISSUED the state is
- * unchanged, and *gap_ms says by how many ms the clock is short: before the
- * epoch, or of letting the next position within idgen.max_lead.
+ * unchanged, and *gap_ms says by how many ms the clock is short (before the
+ * epoch, or of letting the next position within idgen.max_lead), or, for
+ * IDGEN_BEYOND_RESERVATION, which millisecond needs reserving.
  */
 static inline IdgenAttempt
 idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
@@ -86,6 +93,13 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 {
 	uint64		next;
 	int64		next_ms;
+
+	/*
+	 * The reservation only grows, so a value read before taking the lock
+	 * can only be too low, which sends us to the slow path, never too high.
+	 */
+	int64		reserved_ms = (int64)
+		pg_atomic_read_u64(&idgen_shared->keeper.keeper.hwm_ms);
 
 	SpinLockAcquire(&gen->mutex);
 	now = idgen_observe_clock(gen, now);
@@ -107,6 +121,12 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 		SpinLockRelease(&gen->mutex);
 		*gap_ms = next_ms - now - idgen_max_lead_ms;
 		return IDGEN_TOO_FAR_AHEAD;
+	}
+	if (unlikely(next_ms >= reserved_ms))
+	{
+		SpinLockRelease(&gen->mutex);
+		*gap_ms = next_ms;
+		return IDGEN_BEYOND_RESERVATION;
 	}
 	gen->last = next;
 	gen->issued++;
@@ -172,6 +192,9 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout)
 			case IDGEN_EXHAUSTED:
 				idgen_report_exhausted(layout);
 				break;
+			case IDGEN_BEYOND_RESERVATION:
+				idgen_keeper_wait(gap_ms, deadline);
+				continue;
 			case IDGEN_TOO_FAR_AHEAD:
 				break;
 		}
@@ -226,4 +249,24 @@ idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout)
 							   &position, &gap_ms) == IDGEN_ISSUED))
 		return position;
 	return idgen_issue_slow(gen, layout);
+}
+
+/*
+ * Make sure a generator's next position lies at or after floor_ms.  The
+ * keeper calls this for every generator, before publishing a reservation,
+ * when shared memory is new: then IDs below the previous durable
+ * reservation may have been issued before a restart, crash or failover.
+ */
+void
+idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
+				  int64 floor_ms)
+{
+	uint64		floor = (uint64) floor_ms << layout->seq_bits;
+
+	if (floor_ms <= 0)
+		return;
+	SpinLockAcquire(&gen->mutex);
+	if (gen->last < floor - 1)
+		gen->last = floor - 1;
+	SpinLockRelease(&gen->mutex);
 }

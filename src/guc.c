@@ -36,6 +36,8 @@
 int			idgen_node_id = -1;
 int			idgen_max_lead_ms = 2000;
 int			idgen_max_wait_ms = 1000;
+int			idgen_reservation_ms = 1000;
+char	   *idgen_database = NULL;
 char	   *idgen_epoch_string = NULL;
 int64		idgen_epoch_unix_ms = 0;
 TimestampTz idgen_epoch_ts = 0;
@@ -199,6 +201,28 @@ idgen_define_gucs(void)
 							   fixed,
 							   0,
 							   idgen_check_epoch, idgen_assign_epoch, NULL);
+
+	DefineCustomStringVariable("idgen.database",
+							   "Database in which idgen keeps its durable reservation.",
+							   "The keeper background worker connects to it and creates "
+							   "the extension there if it is missing.",
+							   &idgen_database,
+							   "postgres",
+							   fixed,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("idgen.reservation",
+							"How far ahead of the clock each durable reservation reaches.",
+							"Larger values mean fewer WAL flushes; after a crash, IDs "
+							"resume up to this far ahead of the clock.",
+							&idgen_reservation_ms,
+							1000,
+							10,
+							600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("idgen.max_lead",
 							"How far IDs may run ahead of the wall clock.",

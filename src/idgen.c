@@ -6,7 +6,8 @@
  * The settings are defined whenever the library is loaded, so that the
  * decoders see the configured epoch even without preloading.  Shared
  * memory is only requested when the library is loaded through
- * shared_preload_libraries; that is the only moment it can be.
+ * shared_preload_libraries; that is the only moment it can be, and so is
+ * registering the keeper background worker that makes IDs durable.
  *
  * IDENTIFICATION
  *	  src/idgen.c
@@ -35,4 +36,5 @@ _PG_init(void)
 		return;
 
 	idgen_shmem_install_hooks();
+	idgen_keeper_register();
 }

@@ -28,6 +28,9 @@
 #define IDGEN_H
 
 #include "datatype/timestamp.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
 #include "storage/spin.h"
 
 /* Layout: 41-bit timestamp shared by both layouts. */
@@ -93,8 +96,49 @@ typedef union IdgenGeneratorPadded
 StaticAssertDecl(sizeof(IdgenGenerator) <= PG_CACHE_LINE_SIZE,
 				 "IdgenGenerator must fit one cache line");
 
+/*
+ * The durable reservation (high-water mark, HWM) kept by the keeper
+ * background worker (keeper.c).  No ID with a timestamp beyond hwm_ms is
+ * issued: the keeper publishes a value only once it is durable (flushed to
+ * WAL, and on a synchronous standby if one is configured).
+ *
+ * hwm_ms is read on every generator call and written a few times a second,
+ * so it is atomic; everything else is protected by mutex.
+ */
+typedef enum IdgenKeeperState
+{
+	IDGEN_KEEPER_STARTING = 0,	/* no reservation loaded yet */
+	IDGEN_KEEPER_READY,			/* hwm_ms is durable and being extended */
+	IDGEN_KEEPER_FAILED,		/* last attempt failed: see message */
+	IDGEN_KEEPER_EPOCH_CHANGED	/* idgen.epoch differs from the recorded one */
+} IdgenKeeperState;
+
+typedef struct IdgenKeeper
+{
+	pg_atomic_uint64 hwm_ms;	/* IDs' ms since epoch stay below this */
+	pg_atomic_uint64 want_ms;	/* highest ms a waiting backend needs */
+	ConditionVariable cv;		/* broadcast when hwm_ms or state changes */
+	slock_t		mutex;
+	IdgenKeeperState state;
+	Latch	   *latch;			/* the keeper's latch while it runs */
+	int64		durable_unix_ms;	/* last value known durable (Unix ms) */
+	uint64		writes;			/* reservations made durable */
+	uint64		waits;			/* generator calls that waited for one */
+	char		message[256];	/* why not ready, for errors and status */
+} IdgenKeeper;
+
+typedef union IdgenKeeperPadded
+{
+	IdgenKeeper keeper;
+	char		pad[4 * PG_CACHE_LINE_SIZE];
+} IdgenKeeperPadded;
+
+StaticAssertDecl(sizeof(IdgenKeeper) <= 4 * PG_CACHE_LINE_SIZE,
+				 "IdgenKeeper must fit its padding");
+
 typedef struct IdgenShared
 {
+	IdgenKeeperPadded keeper;
 	IdgenGeneratorPadded snowflake;
 	IdgenGeneratorPadded instagram[IDGEN_INSTAGRAM_NSHARDS];
 } IdgenShared;
@@ -130,6 +174,8 @@ extern const IdgenLayout idgen_instagram_layout;
 extern int	idgen_node_id;
 extern int	idgen_max_lead_ms;
 extern int	idgen_max_wait_ms;
+extern int	idgen_reservation_ms;
+extern char *idgen_database;
 extern char *idgen_epoch_string;
 extern int64 idgen_epoch_unix_ms;
 extern TimestampTz idgen_epoch_ts;
@@ -153,6 +199,14 @@ idgen_clock_ms(void)
 
 /* generator.c */
 extern uint64 idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout);
+extern void idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
+							  int64 floor_ms);
+
+/* keeper.c */
+extern void idgen_keeper_register(void);
+extern void idgen_keeper_init(IdgenKeeper *keeper);
+extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
+extern const char *idgen_keeper_state_name(IdgenKeeperState state);
 
 /* decode.c */
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);

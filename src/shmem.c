@@ -3,9 +3,9 @@
  * shmem.c
  *	  Shared memory for idgen's generator states.
  *
- * One IdgenShared block holds the snowflake generator and the 8,192
- * instagram shard generators, each on its own cache line with its own
- * spinlock (see idgen.h).  The block exists only when idgen is in
+ * One IdgenShared block holds the keeper's reservation state, the
+ * snowflake generator and the 8,192 instagram shard generators, each on
+ * its own cache line(s) with its own lock (see idgen.h).  The block exists only when idgen is in
  * shared_preload_libraries; without it idgen_shared stays NULL and the
  * generators refuse to run, while the decoders, which need no shared
  * state, keep working.
@@ -63,6 +63,7 @@ idgen_shmem_startup(void)
 	idgen_shared = ShmemInitStruct("idgen", sizeof(IdgenShared), &found);
 	if (!found)
 	{
+		idgen_keeper_init(&idgen_shared->keeper.keeper);
 		idgen_generator_init(&idgen_shared->snowflake.gen);
 		for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 			idgen_generator_init(&idgen_shared->instagram[i].gen);

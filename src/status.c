@@ -18,6 +18,7 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "idgen.h"
@@ -39,6 +40,12 @@ typedef enum IdgenStatusColumn
 	IDGEN_STATUS_BORROWED,
 	IDGEN_STATUS_WAITS,
 	IDGEN_STATUS_REGRESSIONS,
+	IDGEN_STATUS_KEEPER_STATE,
+	IDGEN_STATUS_KEEPER_MESSAGE,
+	IDGEN_STATUS_RESERVED_UNTIL,
+	IDGEN_STATUS_RESERVATION_MS,
+	IDGEN_STATUS_RESERVATION_WRITES,
+	IDGEN_STATUS_RESERVATION_WAITS,
 	IDGEN_STATUS_SNOWFLAKE_END,
 	IDGEN_STATUS_INSTAGRAM_END,
 	IDGEN_STATUS_NCOLUMNS
@@ -59,11 +66,11 @@ idgen_snapshot(IdgenGenerator *gen)
 /* Last issued ms and its lead over the clock; NULLs if nothing issued. */
 static void
 idgen_set_last(Datum *values, bool *nulls, int lastcol, int leadcol,
-			   uint64 last, int seq_bits, int64 now)
+			   uint64 last, uint64 issued, int seq_bits, int64 now)
 {
 	int64		ms = (int64) (last >> seq_bits);
 
-	if (last == 0)
+	if (issued == 0)
 	{
 		nulls[lastcol] = nulls[leadcol] = true;
 		return;
@@ -95,6 +102,7 @@ idgen_status(PG_FUNCTION_ARGS)
 	values[IDGEN_STATUS_EPOCH] = TimestampTzGetDatum(idgen_epoch_ts);
 	values[IDGEN_STATUS_MAX_LEAD] = Int32GetDatum(idgen_max_lead_ms);
 	values[IDGEN_STATUS_MAX_WAIT] = Int32GetDatum(idgen_max_wait_ms);
+	values[IDGEN_STATUS_RESERVATION_MS] = Int32GetDatum(idgen_reservation_ms);
 	values[IDGEN_STATUS_SNOWFLAKE_END] =
 		TimestampTzGetDatum(idgen_ms_to_timestamptz(IDGEN_SNOWFLAKE_MS_LIMIT));
 	values[IDGEN_STATUS_INSTAGRAM_END] =
@@ -103,13 +111,20 @@ idgen_status(PG_FUNCTION_ARGS)
 	if (idgen_shared == NULL)
 	{
 		for (int col = IDGEN_STATUS_SNOWFLAKE_LAST;
-			 col <= IDGEN_STATUS_REGRESSIONS; col++)
-			nulls[col] = true;
+			 col <= IDGEN_STATUS_RESERVATION_WAITS; col++)
+			if (col != IDGEN_STATUS_RESERVATION_MS)
+				nulls[col] = true;
 	}
 	else
 	{
 		int64		now = idgen_clock_ms();
 		IdgenGenerator sf = idgen_snapshot(&idgen_shared->snowflake.gen);
+		IdgenKeeper *keeper = &idgen_shared->keeper.keeper;
+		IdgenKeeperState kstate;
+		char		kmessage[sizeof(keeper->message)];
+		int64		durable;
+		uint64		kwrites;
+		uint64		kwaits;
 		uint64		ig_last = 0;
 		uint64		ig_issued = 0;
 		int32		ig_shards = 0;
@@ -121,7 +136,8 @@ idgen_status(PG_FUNCTION_ARGS)
 		{
 			IdgenGenerator ig = idgen_snapshot(&idgen_shared->instagram[shard].gen);
 
-			ig_last = Max(ig_last, ig.last);
+			if (ig.issued > 0)
+				ig_last = Max(ig_last, ig.last);
 			ig_issued += ig.issued;
 			ig_shards += (ig.issued > 0);
 			borrowed += ig.borrowed;
@@ -130,17 +146,36 @@ idgen_status(PG_FUNCTION_ARGS)
 		}
 
 		idgen_set_last(values, nulls, IDGEN_STATUS_SNOWFLAKE_LAST,
-					   IDGEN_STATUS_SNOWFLAKE_LEAD, sf.last,
+					   IDGEN_STATUS_SNOWFLAKE_LEAD, sf.last, sf.issued,
 					   IDGEN_SNOWFLAKE_SEQ_BITS, now);
 		values[IDGEN_STATUS_SNOWFLAKE_ISSUED] = Int64GetDatum((int64) sf.issued);
 		idgen_set_last(values, nulls, IDGEN_STATUS_INSTAGRAM_LAST,
-					   IDGEN_STATUS_INSTAGRAM_LEAD, ig_last,
+					   IDGEN_STATUS_INSTAGRAM_LEAD, ig_last, ig_issued,
 					   IDGEN_INSTAGRAM_SEQ_BITS, now);
 		values[IDGEN_STATUS_INSTAGRAM_ISSUED] = Int64GetDatum((int64) ig_issued);
 		values[IDGEN_STATUS_INSTAGRAM_SHARDS] = Int32GetDatum(ig_shards);
 		values[IDGEN_STATUS_BORROWED] = Int64GetDatum((int64) borrowed);
 		values[IDGEN_STATUS_WAITS] = Int64GetDatum((int64) waits);
 		values[IDGEN_STATUS_REGRESSIONS] = Int64GetDatum((int64) regressions);
+
+		SpinLockAcquire(&keeper->mutex);
+		kstate = keeper->state;
+		strlcpy(kmessage, keeper->message, sizeof(kmessage));
+		durable = keeper->durable_unix_ms;
+		kwrites = keeper->writes;
+		kwaits = keeper->waits;
+		SpinLockRelease(&keeper->mutex);
+
+		values[IDGEN_STATUS_KEEPER_STATE] =
+			CStringGetTextDatum(idgen_keeper_state_name(kstate));
+		values[IDGEN_STATUS_KEEPER_MESSAGE] = CStringGetTextDatum(kmessage);
+		if (durable == 0)
+			nulls[IDGEN_STATUS_RESERVED_UNTIL] = true;
+		else
+			values[IDGEN_STATUS_RESERVED_UNTIL] =
+				TimestampTzGetDatum((durable - IDGEN_UNIX_TO_PG_MS) * 1000);
+		values[IDGEN_STATUS_RESERVATION_WRITES] = Int64GetDatum((int64) kwrites);
+		values[IDGEN_STATUS_RESERVATION_WAITS] = Int64GetDatum((int64) kwaits);
 	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -6,15 +6,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-
-# Run SQL that must fail; return "SQLSTATE: message" from psql's stderr.
-sub error_of
-{
-	my ($node, $sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres',
-		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1);
-	return $ret == 0 ? "no error" : ($err =~ /ERROR:\s+(\w{5}: [^\n]*)/ ? $1 : $err);
-}
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 
 # --- 1. Not in shared_preload_libraries -------------------------------
 my $plain = PostgreSQL::Test::Cluster->new('no_preload');
@@ -49,7 +43,7 @@ my $nonode = PostgreSQL::Test::Cluster->new('no_node_id');
 $nonode->init;
 $nonode->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n");
 $nonode->start;
-$nonode->safe_psql('postgres', 'CREATE EXTENSION idgen');
+wait_for_keeper($nonode);
 like(error_of($nonode, 'SELECT snowflake_id()'),
 	qr/^55000: "idgen.node_id" is not set/,
 	'no node id: snowflake_id() fails with 55000');
@@ -117,7 +111,7 @@ my $epoch = sprintf('%04d-%02d-%02d 00:00:00+00', $t[5] + 1900, $t[4] + 1, $t[3]
 $old->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'idgen'\nidgen.node_id = 5\nidgen.epoch = '$epoch'\n");
 $old->start;
-$old->safe_psql('postgres', 'CREATE EXTENSION idgen');
+wait_for_keeper($old);
 like(error_of($old, 'SELECT instagram_id(1)'),
 	qr/^22008: instagram ID range is exhausted/,
 	'instagram_id() refuses the sign bit with 22008 instead of going negative');

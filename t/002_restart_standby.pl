@@ -6,14 +6,17 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'idgen'\nidgen.node_id = 1\n");
 $primary->start;
+wait_for_keeper($primary);
 $primary->safe_psql('postgres', q{
-	CREATE EXTENSION idgen;
 	CREATE TABLE t (round int, sf bigint DEFAULT snowflake_id(), ig bigint DEFAULT instagram_id(11));
 });
 

@@ -7,14 +7,17 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 
 my $node = PostgreSQL::Test::Cluster->new('bench');
 $node->init;
 $node->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'idgen'\nidgen.node_id = 99\nmax_connections = 20\n");
 $node->start;
+wait_for_keeper($node);
 $node->safe_psql('postgres', q{
-	CREATE EXTENSION idgen;
 	CREATE TABLE sf (id bigint DEFAULT snowflake_id(), client int);
 	CREATE TABLE ig7 (id bigint DEFAULT instagram_id(7), client int);
 	CREATE TABLE igr (shard int, id bigint);

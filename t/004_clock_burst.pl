@@ -13,23 +13,12 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use IPC::Run;
 
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-BAIL_OUT("libfaketime not found at $libfaketime (Debian package libfaketime)")
-  unless -e $libfaketime;
-
 my $node = PostgreSQL::Test::Cluster->new('clock');
-my $clock = $node->basedir . '/clock';
-sub set_clock
-{
-	my ($spec) = @_;
-	open my $fh, '>', "$clock.tmp" or die $!;
-	print $fh "$spec\n";
-	close $fh;
-	rename "$clock.tmp", $clock or die $!;
-}
-
 my $max_lead = 10;      # ms
 my $max_wait = 2000;    # ms
 $node->init;
@@ -41,27 +30,11 @@ idgen.max_wait = ${max_wait}ms
 timezone = 'UTC'
 log_timezone = 'UTC'
 });
-set_clock('2026-06-01 12:00:00');
-{
-	local $ENV{LD_PRELOAD} = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock;
-	local $ENV{FAKETIME_NO_CACHE} = 1;
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
-	local $ENV{TZ} = 'UTC';
-	$node->start;
-}
-$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+my ($set_clock, $start) = fake_clock($node, '2026-06-01 12:00:00');
+$start->('start');
+wait_for_keeper($node);
 is($node->safe_psql('postgres', "SELECT now() = '2026-06-01 12:00:00+00'"),
 	't', 'backends see the frozen clock');
-
-# Run SQL that must fail; return "SQLSTATE: message".
-sub error_of
-{
-	my ($sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres',
-		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => 60);
-	return $ret == 0 ? "no error" : ($err =~ /ERROR:\s+(\w{5}: [^\n]*)/ ? $1 : $err);
-}
 
 my $frozen = "'2026-06-01 12:00:00+00'::timestamptz";
 my $per_ms_ok = q{
@@ -82,7 +55,7 @@ is($node->safe_psql('postgres',
 		sprintf($per_ms_ok, $frozen, $frozen, $max_lead, 4096, 'snowflake_id_time', 'sf')),
 	"$sf_capacity|t|t|" . ($max_lead + 1) . "|t|t",
 	'snowflake: exactly 4,096 IDs per ms from the frozen ms up to max_lead, distinct and increasing');
-like(error_of('SELECT snowflake_id()'),
+like(error_of($node, 'SELECT snowflake_id()'),
 	qr/^53400: snowflake ID capacity exceeded/,
 	'snowflake: past max_lead, waits max_wait for the frozen clock, then 53400');
 
@@ -94,7 +67,7 @@ is($node->safe_psql('postgres',
 		sprintf($per_ms_ok, $frozen, $frozen, $max_lead, 1024, 'instagram_id_time', 'ig')),
 	"$ig_capacity|t|t|" . ($max_lead + 1) . "|t|t",
 	'instagram: exactly 1,024 IDs per ms of shard 5, up to max_lead');
-like(error_of('SELECT instagram_id(5)'),
+like(error_of($node, 'SELECT instagram_id(5)'),
 	qr/^53400: instagram ID capacity exceeded/,
 	'instagram: shard 5 exhausted gives 53400');
 is($node->safe_psql('postgres',
@@ -116,7 +89,7 @@ ok($node->poll_query_until('postgres', q{
 	SELECT count(*) > 0 FROM pg_stat_activity
 	 WHERE wait_event_type = 'Extension' AND query LIKE '%snowflake_id()%'}),
 	'a call past max_lead sleeps for the clock');
-set_clock('2026-06-01 12:00:01');
+$set_clock->('2026-06-01 12:00:01');
 $bg->finish;
 is($bg_err, '', 'the waiting call did not fail');
 is($bg_out, "2026-06-01 12:00:01+00\n",
@@ -126,8 +99,8 @@ is($node->safe_psql('postgres', 'SELECT waits >= 1 FROM idgen_status()'), 't',
 
 # --- clock stepped back an hour: immediate 55000, nothing issued ----------
 my $issued_before = $node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()');
-set_clock('2026-06-01 11:00:01');
-my $e = error_of('SELECT snowflake_id()');
+$set_clock->('2026-06-01 11:00:01');
+my $e = error_of($node, 'SELECT snowflake_id()');
 like($e, qr/^55000: wall clock is behind the snowflake IDs already issued/,
 	'clock one hour back: 55000');
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT snowflake_id()');
@@ -139,13 +112,13 @@ like($err, qr/DETAIL:\s+The clock must advance $gap ms before the next ID/,
 like($err, qr/HINT:\s+Retry in $gap ms/, 'the hint says when to retry');
 is($node->safe_psql('postgres', 'SELECT snowflake_issued, clock_regressions >= 1 FROM idgen_status()'),
 	"$issued_before|t", 'the failed calls issued nothing, and the regression was counted');
-like(error_of('SELECT instagram_id(6)'), qr/^55000: wall clock is behind the instagram IDs/,
+like(error_of($node, 'SELECT instagram_id(6)'), qr/^55000: wall clock is behind the instagram IDs/,
 	'instagram shards see the step too');
 is($node->safe_psql('postgres', "SELECT instagram_id_time(instagram_id(77)) = '2026-06-01 11:00:01+00'"),
 	't', 'a shard never used before has nothing to be behind of');
 
 # --- clock back to normal: IDs continue above everything issued ----------
-set_clock('2026-06-01 12:00:02');
+$set_clock->('2026-06-01 12:00:02');
 $node->safe_psql('postgres',
 	'INSERT INTO sf SELECT 100000 + n, snowflake_id() FROM generate_series(1, 1000) n');
 $node->safe_psql('postgres',

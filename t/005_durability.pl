@@ -1,0 +1,148 @@
+# Never a duplicate across clock steps, crashes and restarts.
+#
+# The server runs under libfaketime with its own clock file, so the test
+# can move the backends' wall clock while it runs and across restarts.
+# After an immediate stop or a killed backend, shared memory starts afresh:
+# only the durable reservation (the keeper's idgen_hwm sequence) can keep
+# new IDs above the old ones, and these tests give the clock every chance
+# to make them collide.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $node = PostgreSQL::Test::Cluster->new('durable');
+
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 4
+idgen.max_wait = 1s
+restart_after_crash = on
+});
+my ($set_clock, $start) = fake_clock($node, '+0');
+$start->('start');
+wait_for_keeper($node);
+$node->safe_psql('postgres', q{
+	CREATE TABLE ids (round int, sf bigint, ig bigint);
+});
+
+my $round = 0;
+sub generate
+{
+	my ($n) = @_;
+	$round++;
+	$node->safe_psql('postgres',
+		"INSERT INTO ids SELECT $round, snowflake_id(), instagram_id(21) FROM generate_series(1, $n)");
+}
+# every round's IDs above every earlier round's, per generator; no duplicate
+sub all_rounds_above_earlier
+{
+	return $node->safe_psql('postgres', q{
+		SELECT bool_and(sf_min > prev_sf AND ig_min > prev_ig),
+		       (SELECT count(*) - count(DISTINCT sf) FROM ids),
+		       (SELECT count(*) - count(DISTINCT ig) FROM ids)
+		  FROM (SELECT min(sf) AS sf_min, min(ig) AS ig_min,
+		               max(max(sf)) OVER (ORDER BY round ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_sf,
+		               max(max(ig)) OVER (ORDER BY round ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_ig
+		          FROM ids GROUP BY round) r
+		 WHERE prev_sf IS NOT NULL});
+}
+
+generate(2000);
+is($node->safe_psql('postgres',
+		"SELECT keeper_state, reserved_until > now(), reservation_writes > 0 FROM idgen_status()"),
+	'ready|t|t', 'the keeper holds a durable reservation ahead of the clock');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM pg_extension WHERE extname = 'idgen'}),
+	'1', 'the keeper created the extension in idgen.database by itself');
+
+# --- small clock steps ----------------------------------------------------
+$set_clock->('-0.5s');
+generate(2000);
+is(all_rounds_above_earlier(), 't|0|0',
+	'clock 500 ms back: IDs continue above the earlier ones, no error');
+is($node->safe_psql('postgres', 'SELECT borrowed > 0, clock_regressions > 0 FROM idgen_status()'),
+	't|t', 'the step was seen and bridged with borrowed timestamps');
+
+$set_clock->('-1h');
+like(error_of($node, 'SELECT snowflake_id()'), qr/^55000: wall clock is behind the snowflake IDs already issued/,
+	'clock an hour back: 55000 at once');
+$set_clock->('+0');
+generate(2000);
+is(all_rounds_above_earlier(), 't|0|0', 'clock back to now: IDs continue above all earlier ones');
+
+# --- immediate stop, clock 10 s back, start ---------------------------------
+# A generous max_lead lets the server issue at once, 10 s ahead of its
+# clock; without the durable reservation it would reissue the last 10 s.
+$node->append_conf('postgresql.conf', "idgen.max_lead = 30s\n");
+$node->reload;
+generate(2000);
+$node->stop('immediate');
+$set_clock->('-10s');
+$start->('start');
+generate(2000);
+is(all_rounds_above_earlier(), 't|0|0',
+	'immediate stop, clock 10 s back, start: first IDs above all earlier ones (both generators)');
+is($node->safe_psql('postgres', 'SELECT snowflake_lead_ms > 9000, instagram_lead_ms > 9000 FROM idgen_status()'),
+	't|t', 'they were issued about 10 s ahead of the wall clock');
+
+# --- a killed backend: the postmaster resets shared memory ----------------
+my $killme = $node->safe_psql('postgres', 'SELECT pg_backend_pid()');
+my ($bg_out, $bg_err) = ('', '');
+my $bg = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT pg_backend_pid(), pg_sleep(60)' ],
+	'>', \$bg_out, '2>', \$bg_err, IPC::Run::timeout(120));
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()"),
+	'a backend to kill is running');
+my $victim = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()");
+my $issued_before = $node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()');
+kill 'KILL', $victim;
+$bg->finish;
+ok($node->poll_query_until('postgres', 'SELECT snowflake_issued = 0 FROM idgen_status()'),
+	'after SIGKILL of a backend the server restarted with fresh shared memory');
+generate(2000);
+is(all_rounds_above_earlier(), 't|0|0', 'killed backend: IDs after the crash restart are above all earlier ones');
+
+# --- configuration drift: epoch changed across a restart -------------------
+$node->append_conf('postgresql.conf', "idgen.epoch = '2025-01-01 00:00:00+00'\n");
+$node->stop('fast');
+$start->('start');
+my ($ret, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT instagram_id(21)", timeout => 60);
+like($err, qr/ERROR:\s+55000: "idgen.epoch" changed since IDs were issued/,
+	'a changed epoch is refused with 55000');
+like($err, qr/DETAIL:\s+IDs were issued under the epoch 2024-01-01 00:00:00\+00; "idgen.epoch" is now 2025-01-01 00:00:00\+00/,
+	'the error names both epochs');
+is($node->safe_psql('postgres', 'SELECT keeper_state FROM idgen_status()'),
+	'epoch changed', 'idgen_status() shows why');
+$node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-01 00:00:00+00'\n");
+$node->stop('fast');
+$start->('start');
+generate(2000);
+is(all_rounds_above_earlier(), 't|0|0', 'epoch restored: generation resumes above all earlier IDs');
+
+# --- fail closed: no reservation, no IDs -------------------------------------
+$node->append_conf('postgresql.conf', "idgen.database = 'no_such_database'\n");
+$node->stop('fast');
+$start->('start');
+($ret, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT snowflake_id()", timeout => 60);
+like($err, qr/ERROR:\s+55000: no durable ID reservation is available/,
+	'the keeper cannot reach its database: generators fail with 55000');
+like($err, qr/DETAIL:\s+The idgen keeper.s state is "failed": the keeper could not connect to database "no_such_database"/,
+	'the error says what is wrong');
+like(slurp_file($node->logfile), qr/FATAL:\s+database "no_such_database" does not exist/,
+	'and the server log has the cause');
+like($err, qr/HINT:.*"idgen.database"/, 'the hint names the setting');
+is($node->safe_psql('postgres', 'SELECT snowflake_issued, instagram_issued FROM idgen_status()'),
+	'0|0', 'nothing was issued from the bare clock');
+
+$node->stop;
+done_testing();
