@@ -28,3 +28,11 @@ SELECT snowflake_issued - :sf0 AS sf_issued,
 SELECT snowflake_id() AS last_id \gset
 SELECT snowflake_id_time(:last_id) = snowflake_last_time AS sf_last_is_latest
   FROM idgen_status();
+
+-- the keeper holds a durable reservation beyond every ID issued
+SELECT keeper_state,
+       reserved_until > snowflake_last_time AS covers_snowflake,
+       reserved_until > instagram_last_time AS covers_instagram,
+       reservation_ms = 1000 AS default_reservation,
+       reservation_writes > 0 AS written
+  FROM idgen_status();
