@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# idgen benchmark: compares idgen's generators with nextval(), gen_random_uuid()
+# and Instagram's PL/pgSQL next_id() in one run on one throwaway server.
+# Not a test: it prints figures and never fails on speed.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+usage: bench/bench.sh [--quick] [--reps N] [--seconds S] [--clients "1 2 4 8"]
+
+Run as root on Debian 12 (it installs what is missing, builds and installs
+idgen, then starts its own PostgreSQL 15 server as the postgres user on a
+Unix socket in a temporary directory and removes it at the end).
+
+Measures, in one run so that ratios are comparable:
+
+  1. ns per call in one session: median (min..max) over N repetitions of
+     SELECT count(<generator>) FROM generate_series(1, 1000000), net of the
+     floor SELECT count(g) FROM generate_series(1, 1000000) g measured in the
+     same repetition.  The net cost includes the function call itself.  For
+     this part idgen.max_lead is raised so that the clock policy never acts.
+  2. sustained single-session rate with the default idgen.max_lead: a
+     pre-run first uses up all timestamp borrowing, then a run of several
+     seconds is timed; reported as IDs/s and as a fraction of the layout's
+     ceiling (4,096,000/s snowflake, 1,024,000/s per instagram shard).
+  3. INSERT rows/s, 100-row statements, generator as the column DEFAULT
+     (table with a btree index on the id), pgbench at each client count,
+     S seconds per run, N repetitions; each run is checked for duplicates.
+
+Options:
+  --quick        3 repetitions, 3 s pgbench runs (default: 5 and 5 s)
+  --reps N       repetitions of every measurement
+  --seconds S    duration of each pgbench run
+  --clients L    client counts for part 3 (default "1 2 4 8")
+  -h, --help     this text
+
+The server runs with synchronous_commit = off so that part 3 measures the
+generators and the inserts rather than the disk's fsync latency (idgen's
+keeper still commits its reservations synchronously).
+EOF
+}
+
+reps=5 seconds=5 clients="1 2 4 8"
+while [ $# -gt 0 ]; do
+	case $1 in
+		--quick) reps=3 seconds=3 ;;
+		--reps) reps=$2; shift ;;
+		--seconds) seconds=$2; shift ;;
+		--clients) clients=$2; shift ;;
+		-h|--help) usage; exit 0 ;;
+		*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+. "$(dirname "$0")/../scripts/common.sh"
+require_root
+install_packages
+work=$(private_copy)
+build_and_install "$work" >/dev/null
+
+data=$work/data port=5498
+as_pg() { runuser -u postgres -- "$@"; }
+cleanup() {
+	[ -f "$data/postmaster.pid" ] && as_pg "$PG_BIN/pg_ctl" -D "$data" -m fast stop >/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+as_pg "$PG_BIN/initdb" -D "$data" -A trust --no-sync >/dev/null
+cat >>"$data/postgresql.conf" <<EOF
+listen_addresses = ''
+unix_socket_directories = '$work'
+port = $port
+shared_preload_libraries = 'idgen'
+idgen.node_id = 1
+max_connections = 40
+shared_buffers = 1GB
+synchronous_commit = off
+max_wal_size = 8GB
+EOF
+as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$work/server.log" -w start >/dev/null
+
+sql() { as_pg psql -X -q -At -h "$work" -p "$port" -d postgres -v ON_ERROR_STOP=1 "$@"; }
+reload_and_wait() {	# $1 = setting, $2 = value as SHOW prints it
+	sql -c "SELECT pg_reload_conf()" >/dev/null
+	for _ in $(seq 50); do
+		[ "$(sql -c "SHOW $1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "setting $1 did not reach $2" >&2
+	exit 1
+}
+
+# wait for the keeper (it creates the extension in database postgres)
+for _ in $(seq 100); do
+	[ "$(sql -c "SELECT count(*) FROM pg_extension WHERE extname = 'idgen'")" = 1 ] && break
+	sleep 0.1
+done
+sql -f "$work/bench/setup.sql"
+
+# other ID generator extensions, measured when the server has them
+extra_gens=""
+for ext in pg_uuidv7:'uuid_generate_v7()' pg_idkit:'idkit_ulid_generate()' ulid:'gen_ulid()' snowflake:'snowflake.nextval()'; do
+	name=${ext%%:*} call=${ext#*:}
+	if [ "$(sql -c "SELECT count(*) FROM pg_available_extensions WHERE name = '$name'")" = 1 ]; then
+		sql -c "CREATE EXTENSION IF NOT EXISTS $name" >/dev/null && extra_gens="$extra_gens $call"
+	fi
+done
+
+say "1. ns per call ($reps repetitions of 1,000,000 calls)"
+sql -c "ALTER SYSTEM SET idgen.max_lead = '1h'" >/dev/null
+reload_and_wait idgen.max_lead 1h
+gens="snowflake_id() instagram_id(1) nextval('bench.ins_serial_id_seq') gen_random_uuid() bench.next_id() clock_timestamp()$extra_gens"
+for rep in $(seq "$reps"); do
+	floor=$(sql -c "SELECT bench.time_ms('SELECT count(g) FROM generate_series(1, 1000000) g')")
+	for g in $gens; do
+		ms=$(sql -c "SELECT bench.time_ms(\$q\$SELECT count($g) FROM generate_series(1, 1000000)\$q\$)")
+		sql -c "INSERT INTO bench.percall VALUES (\$q\$$g\$q\$, $rep, $ms, $floor)"
+	done
+	printf '.'
+done
+echo
+
+say "2. sustained single-session rate (default idgen.max_lead, $reps repetitions)"
+sql -c "ALTER SYSTEM RESET idgen.max_lead" >/dev/null
+reload_and_wait idgen.max_lead 2s
+sustained() {	# $1 = call, $2 = decoder, $3 = IDs to time, $4 = ceiling/s, $5 = rep
+	sql -c "INSERT INTO bench.sustained
+	        SELECT \$q\$$1\$q\$, $5, $3, ms, $4, lead_before, lead_after
+	          FROM bench.sustained(\$q\$$1\$q\$, \$q\$$2($1)\$q\$, $3)"
+}
+for rep in $(seq "$reps"); do
+	# first use up all borrowing, then time a run of about 4 s at the ceiling
+	sustained 'snowflake_id()' snowflake_id_time 16000000 4096000 "$rep"
+	sustained 'instagram_id(2)' instagram_id_time 4000000 1024000 "$rep"
+	printf '.'
+done
+echo
+
+say "3. INSERT rows/s, 100-row statements, DEFAULT generator ($reps x ${seconds}s per point)"
+for c in $clients; do
+	jobs=$((c < 2 ? c : 2))
+	for rep in $(seq "$reps"); do
+		for t in snowflake instagram serial uuid plpgsql; do
+			sql -c "TRUNCATE bench.ins_$t"
+			echo "INSERT INTO bench.ins_$t (v) SELECT g FROM generate_series(1, 100) g;" >"$work/ins_$t.sql"
+			chown postgres "$work/ins_$t.sql"
+			out=$(as_pg "$PG_BIN/pgbench" -n -h "$work" -p "$port" -c "$c" -j "$jobs" -T "$seconds" -f "$work/ins_$t.sql" postgres 2>&1) || {
+				echo "$out" >&2
+				exit 1
+			}
+			tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
+			sql -c "INSERT INTO bench.inserts SELECT '$t', $c, $rep, $tps * 100, count(*), count(*) - count(DISTINCT id) FROM bench.ins_$t"
+			printf '.'
+		done
+	done
+done
+echo
+
+say "results"
+sql -f "$work/bench/report.sql"
+echo
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/ {print $2}') GiB; $(sql -c 'SELECT version()' | cut -d, -f1)"
+echo "command: bench/bench.sh --reps $reps --seconds $seconds --clients \"$clients\""
