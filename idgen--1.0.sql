@@ -44,6 +44,19 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
 COMMENT ON FUNCTION instagram_id(integer) IS
 'next instagram ID of a logical shard (0..8191): 41-bit ms since idgen.epoch | 13-bit shard | 10-bit sequence';
 
+-- Moving a shard between servers: issue only IDs above the given one of
+-- that shard (the highest copied from its old server), durably.  Not for
+-- PUBLIC: an ID far in the future would stall the shard.
+CREATE FUNCTION instagram_id_advance(shard integer, id bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_instagram_id_advance'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION instagram_id_advance(integer, bigint) IS
+'make this server issue only IDs above the given ID for its shard (for moving a shard here)';
+
+REVOKE EXECUTE ON FUNCTION instagram_id_advance(integer, bigint) FROM PUBLIC;
+
 --
 -- Decoders.  IMMUTABLE: they read no clock and no shared state.
 --

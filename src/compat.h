@@ -16,6 +16,7 @@
 #define IDGEN_COMPAT_H
 
 #include "utils/datetime.h"
+#include "utils/guc.h"
 
 #if PG_VERSION_NUM < 150000
 #error "idgen requires PostgreSQL 15 or later"
@@ -44,6 +45,21 @@ idgen_decode_datetime(char **field, int *ftype, int nf, int *dtype,
 	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp, &extra);
 #else
 	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp);
+#endif
+}
+
+/*
+ * A GUC check hook's "extra" is freed by the GUC machinery: with free() up
+ * to PostgreSQL 15, with guc_free() (its own memory context) from 16 on.
+ * Returns NULL when out of memory, which the check hook reports.
+ */
+static inline void *
+idgen_guc_malloc(size_t size)
+{
+#if PG_VERSION_NUM >= 160000
+	return guc_malloc(LOG, size);
+#else
+	return malloc(size);
 #endif
 }
 

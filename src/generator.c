@@ -261,12 +261,19 @@ void
 idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 				  int64 floor_ms)
 {
-	uint64		floor = (uint64) floor_ms << layout->seq_bits;
+	if (floor_ms > 0)
+		idgen_raise_position(gen, ((uint64) floor_ms << layout->seq_bits) - 1);
+}
 
-	if (floor_ms <= 0)
-		return;
+/*
+ * Make sure a generator never issues a position at or below "position":
+ * the generator's last position becomes at least that.
+ */
+void
+idgen_raise_position(IdgenGenerator *gen, uint64 position)
+{
 	SpinLockAcquire(&gen->mutex);
-	if (gen->last < floor - 1)
-		gen->last = floor - 1;
+	if (gen->last < position)
+		gen->last = position;
 	SpinLockRelease(&gen->mutex);
 }

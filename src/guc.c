@@ -21,6 +21,7 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
 #include <limits.h>
 
 #include "miscadmin.h"
@@ -38,6 +39,7 @@ int			idgen_max_lead_ms = 2000;
 int			idgen_max_wait_ms = 1000;
 int			idgen_reservation_ms = 1000;
 char	   *idgen_database = NULL;
+char	   *idgen_shards_string = NULL;
 char	   *idgen_epoch_string = NULL;
 int64		idgen_epoch_unix_ms = 0;
 TimestampTz idgen_epoch_ts = 0;
@@ -165,6 +167,89 @@ idgen_refuse_substituted_default(const char *name, bool accepted)
 				 errhint("Correct \"%s\" and start the server again.", name)));
 }
 
+/*
+ * idgen.shards: the instagram shards this server may issue IDs for, as a
+ * bitmap of IDGEN_INSTAGRAM_NSHARDS bits.  Until the setting is assigned,
+ * all shards are owned.
+ */
+static uint8 idgen_all_shards[IDGEN_INSTAGRAM_NSHARDS / 8];
+const uint8 *idgen_owned_shards = idgen_all_shards;
+
+/*
+ * Parse "0-4095, 5000, 6000-6100" into a bitmap.  An empty list owns no
+ * shard.  Returns NULL on success, else a sentence for GUC_check_errdetail.
+ */
+static const char *
+idgen_parse_shards(const char *str, uint8 *bitmap)
+{
+	const char *p = str;
+
+	memset(bitmap, 0, IDGEN_INSTAGRAM_NSHARDS / 8);
+	for (;;)
+	{
+		long		lo;
+		long		hi;
+		char	   *end;
+
+		while (isspace((unsigned char) *p))
+			p++;
+		if (*p == '\0')
+			return NULL;
+		if (!isdigit((unsigned char) *p))
+			return "Give shard numbers or ranges separated by commas, such as \"0-4095, 5000\".";
+		lo = hi = strtol(p, &end, 10);
+		p = end;
+		while (isspace((unsigned char) *p))
+			p++;
+		if (*p == '-')
+		{
+			p++;
+			while (isspace((unsigned char) *p))
+				p++;
+			if (!isdigit((unsigned char) *p))
+				return "A range needs two shard numbers, such as \"0-4095\".";
+			hi = strtol(p, &end, 10);
+			p = end;
+		}
+		if (lo > IDGEN_INSTAGRAM_MAX_SHARD || hi > IDGEN_INSTAGRAM_MAX_SHARD)
+			return "Shards range from 0 to 8191.";
+		if (lo > hi)
+			return "A range must not end below its start.";
+		for (long s = lo; s <= hi; s++)
+			bitmap[s >> 3] |= 1 << (s & 7);
+		while (isspace((unsigned char) *p))
+			p++;
+		if (*p == ',')
+			p++;
+		else if (*p != '\0')
+			return "Give shard numbers or ranges separated by commas, such as \"0-4095, 5000\".";
+	}
+}
+
+static bool
+idgen_check_shards(char **newval, void **extra, GucSource source)
+{
+	uint8		bitmap[IDGEN_INSTAGRAM_NSHARDS / 8];
+	const char *problem = idgen_parse_shards(*newval, bitmap);
+
+	if (problem != NULL)
+	{
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	*extra = idgen_guc_malloc(sizeof(bitmap));
+	if (*extra == NULL)
+		return false;
+	memcpy(*extra, bitmap, sizeof(bitmap));
+	return true;
+}
+
+static void
+idgen_assign_shards(const char *newval, void *extra)
+{
+	idgen_owned_shards = extra;
+}
+
 void
 idgen_define_gucs(void)
 {
@@ -223,6 +308,17 @@ idgen_define_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+
+	memset(idgen_all_shards, 0xFF, sizeof(idgen_all_shards));
+	DefineCustomStringVariable("idgen.shards",
+							   "Instagram shards this server issues IDs for, as ranges such as \"0-4095, 5000\".",
+							   "instagram_id() refuses other shards, so that two servers never "
+							   "issue IDs for the same shard.",
+							   &idgen_shards_string,
+							   "0-8191",
+							   PGC_SIGHUP,
+							   0,
+							   idgen_check_shards, idgen_assign_shards, NULL);
 
 	DefineCustomIntVariable("idgen.max_lead",
 							"How far IDs may run ahead of the wall clock.",

@@ -176,6 +176,8 @@ extern int	idgen_max_lead_ms;
 extern int	idgen_max_wait_ms;
 extern int	idgen_reservation_ms;
 extern char *idgen_database;
+extern char *idgen_shards_string;
+extern const uint8 *idgen_owned_shards;
 extern char *idgen_epoch_string;
 extern int64 idgen_epoch_unix_ms;
 extern TimestampTz idgen_epoch_ts;
@@ -190,6 +192,13 @@ extern IdgenShared *idgen_require_shared(const char *funcname);
 extern int64 idgen_clock_unix_ms(void);
 extern int64 idgen_clock_monotonic_ms(void);
 
+/* Does this server own the instagram shard (idgen.shards)? */
+static inline bool
+idgen_owns_shard(int32 shard)
+{
+	return (idgen_owned_shards[shard >> 3] >> (shard & 7)) & 1;
+}
+
 /* Wall clock in ms since idgen.epoch; negative before the epoch. */
 static inline int64
 idgen_clock_ms(void)
@@ -201,6 +210,7 @@ idgen_clock_ms(void)
 extern uint64 idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout);
 extern void idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 							  int64 floor_ms);
+extern void idgen_raise_position(IdgenGenerator *gen, uint64 position);
 
 /* keeper.c */
 extern void idgen_keeper_register(void);

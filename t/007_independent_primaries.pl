@@ -1,0 +1,104 @@
+# Independent primaries whose rows meet later: three servers with node ids
+# 1, 2 and 3 insert concurrently into tables keyed by DEFAULT snowflake_id()
+# and publish them; a fourth subscribes to all three into one table with
+# the same primary key.  Every row arrives, every ID decodes to the node it
+# came from, and replication reports no conflict.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $ddl = q{
+	CREATE TABLE events (
+		id      bigint PRIMARY KEY DEFAULT snowflake_id(),
+		origin  int NOT NULL,
+		payload text
+	)};
+
+my @primaries;
+for my $n (1 .. 3)
+{
+	my $node = PostgreSQL::Test::Cluster->new("primary$n");
+	$node->init(allows_streaming => 'logical');
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'idgen'\nidgen.node_id = $n\nmax_connections = 20\n");
+	$node->start;
+	wait_for_keeper($node);
+	$node->safe_psql('postgres', "$ddl; CREATE PUBLICATION events_pub FOR TABLE events;");
+	# rows from before the subscription: they arrive by the initial copy
+	$node->safe_psql('postgres',
+		"INSERT INTO events (origin, payload) SELECT $n, 'before' FROM generate_series(1, 1000)");
+	push @primaries, $node;
+}
+
+my $sub = PostgreSQL::Test::Cluster->new('subscriber');
+$sub->init;
+$sub->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 9
+max_worker_processes = 16
+max_logical_replication_workers = 8
+});
+$sub->start;
+wait_for_keeper($sub);
+$sub->safe_psql('postgres', $ddl);
+for my $n (1 .. 3)
+{
+	my $connstr = $primaries[ $n - 1 ]->connstr . ' dbname=postgres';
+	$sub->safe_psql('postgres',
+		"CREATE SUBSCRIPTION events_sub$n CONNECTION '$connstr' PUBLICATION events_pub");
+}
+$sub->wait_for_subscription_sync;
+
+# All three primaries insert at the same time, two clients each.
+my @runs;
+for my $n (1 .. 3)
+{
+	my $node = $primaries[ $n - 1 ];
+	my $script = $node->basedir . '/insert.sql';
+	append_to_file($script,
+		"INSERT INTO events (origin, payload) SELECT $n, 'during' FROM generate_series(1, 10);\n");
+	my ($out, $err) = ('', '');
+	push @runs, [ $n, \$out, \$err, IPC::Run::start(
+		[ 'pgbench', '-n', '-c', '2', '-j', '1', '-T', '4', '-f', $script, $node->connstr('postgres') ],
+		'>', \$out, '2>', \$err, IPC::Run::timeout(120)) ];
+}
+for my $run (@runs)
+{
+	my ($n, $out, $err, $h) = @$run;
+	$h->finish;
+	like($$out, qr/number of failed transactions: 0 /, "primary $n: pgbench ran without failures");
+}
+
+my $expected = 0;
+for my $n (1 .. 3)
+{
+	$primaries[ $n - 1 ]->wait_for_catchup("events_sub$n");
+	$expected += $primaries[ $n - 1 ]->safe_psql('postgres', 'SELECT count(*) FROM events');
+}
+cmp_ok($expected, '>', 3 * 1000 + 3 * 1000, "the primaries inserted $expected rows in all");
+
+is($sub->safe_psql('postgres', 'SELECT count(*) FROM events'), $expected,
+	'the subscriber has every row of every primary');
+is($sub->safe_psql('postgres', q{
+	SELECT string_agg(format('%s:%s', origin, n), ' ' ORDER BY origin)
+	  FROM (SELECT origin, count(*) AS n FROM events GROUP BY origin) s}),
+	join(' ', map { "$_:" . $primaries[ $_ - 1 ]->safe_psql('postgres', 'SELECT count(*) FROM events') } 1 .. 3),
+	'per primary, the same number of rows');
+is($sub->safe_psql('postgres', 'SELECT bool_and(snowflake_id_node(id) = origin) FROM events'),
+	't', 'every ID decodes to the node it came from');
+is($sub->safe_psql('postgres', q{
+	SELECT count(*) FROM pg_stat_subscription_stats
+	 WHERE apply_error_count > 0 OR sync_error_count > 0}),
+	'0', 'no apply or sync errors in pg_stat_subscription_stats');
+my $log = slurp_file($sub->logfile);
+unlike($log, qr/duplicate key|conflict|ERROR:/, 'the subscriber log shows no conflict or error');
+
+$sub->stop;
+$_->stop for @primaries;
+done_testing();
