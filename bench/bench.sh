@@ -7,6 +7,7 @@ set -euo pipefail
 usage() {
 	cat <<'EOF'
 usage: bench/bench.sh [--quick] [--reps N] [--seconds S] [--clients "1 2 4 8"]
+       bench/bench.sh --profile
 
 Run as root on Debian 12 (it installs what is missing, builds and installs
 idgen, then starts its own PostgreSQL 15 server as the postgres user on a
@@ -32,6 +33,9 @@ Options:
   --reps N       repetitions of every measurement
   --seconds S    duration of each pgbench run
   --clients L    client counts for part 3 (default "1 2 4 8")
+  --profile      instead: sample with perf (software cpu-clock event) where a
+                 backend spends its time in SELECT count(snowflake_id()) over
+                 30,000,000 rows, and print the top symbols
   -h, --help     this text
 
 The server runs with synchronous_commit = off so that part 3 measures the
@@ -40,13 +44,14 @@ keeper still commits its reservations synchronously).
 EOF
 }
 
-reps=5 seconds=5 clients="1 2 4 8"
+reps=5 seconds=5 clients="1 2 4 8" profile=0
 while [ $# -gt 0 ]; do
 	case $1 in
 		--quick) reps=3 seconds=3 ;;
 		--reps) reps=$2; shift ;;
 		--seconds) seconds=$2; shift ;;
 		--clients) clients=$2; shift ;;
+		--profile) profile=1 ;;
 		-h|--help) usage; exit 0 ;;
 		*) usage >&2; exit 2 ;;
 	esac
@@ -55,7 +60,7 @@ done
 
 . "$(dirname "$0")/../scripts/common.sh"
 require_root
-install_packages
+install_packages $([ "$profile" = 1 ] && echo linux-perf)
 work=$(private_copy)
 build_and_install "$work" >/dev/null
 
@@ -107,6 +112,25 @@ for ext in pg_uuidv7:'uuid_generate_v7()' pg_idkit:'idkit_ulid_generate()' ulid:
 		sql -c "CREATE EXTENSION IF NOT EXISTS $name" >/dev/null && extra_gens="$extra_gens $call"
 	fi
 done
+
+if [ "$profile" = 1 ]; then
+	say "profile: SELECT count(snowflake_id()) FROM generate_series(1, 30000000)"
+	sql -c "ALTER SYSTEM SET idgen.max_lead = '1h'" >/dev/null
+	reload_and_wait idgen.max_lead 1h
+	sql -c "SELECT count(snowflake_id()) FROM generate_series(1, 30000000)" >/dev/null &
+	query=$!
+	pid=""
+	for _ in $(seq 50); do
+		pid=$(sql -c "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT count(snowflake_id())%'")
+		[ -n "$pid" ] && break
+		sleep 0.1
+	done
+	perf record -q -e cpu-clock -F 2000 -p "$pid" -o "$work/perf.data" -- sleep 3 >/dev/null 2>&1
+	wait "$query"
+	perf report -i "$work/perf.data" --stdio --no-children --sort dso,symbol 2>/dev/null |
+		grep -E '^ +[0-9.]+%' | head -20
+	exit 0
+fi
 
 say "1. ns per call ($reps repetitions of 1,000,000 calls)"
 sql -c "ALTER SYSTEM SET idgen.max_lead = '1h'" >/dev/null
