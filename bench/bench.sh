@@ -59,10 +59,7 @@ while [ $# -gt 0 ]; do
 done
 
 . "$(dirname "$0")/../scripts/common.sh"
-require_root
-install_packages $([ "$profile" = 1 ] && echo linux-perf)
-work=$(private_copy)
-build_and_install "$work" >/dev/null
+prepare $([ "$profile" = 1 ] && echo linux-perf) >/dev/null
 
 data=$work/data port=5498
 as_pg() { runuser -u postgres -- "$@"; }

@@ -55,3 +55,12 @@ build_and_install() {
 	runuser -u postgres -- make -C "$dir" -s PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$IDGEN_CFLAGS"
 	make -C "$dir" -s PG_CONFIG="$PG_CONFIG" install
 }
+
+# Everything both scripts do first: check root, install what is missing,
+# copy the tree for postgres, build and install.  Sets $work.
+prepare() {
+	require_root
+	install_packages "$@"
+	work=$(private_copy)
+	build_and_install "$work"
+}

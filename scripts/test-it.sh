@@ -5,10 +5,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-require_root
-install_packages
-work=$(private_copy)
-build_and_install "$work"
+prepare
 
 mk() { runuser -u postgres -- make -C "$work" -s PG_CONFIG="$PG_CONFIG" "$@"; }
 

@@ -7,10 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-require_root
-install_packages
-work=$(private_copy)
-build_and_install "$work"
+prepare
 
 data=$work/data
 as_pg() { runuser -u postgres -- "$@"; }

@@ -79,4 +79,12 @@ SELECT :sf_count = (SELECT count(*) FROM sf_events
                      WHERE instagram_id_time(id) >= :'base'
                        AND instagram_id_time(id) < :'base'::timestamptz + interval '1 s') AS ig_index_scan_exact;
 RESET plan_cache_mode;
+
+-- decoders are IMMUTABLE, so they can be indexed, and such an index serves
+CREATE INDEX sf_events_node ON sf_events (snowflake_id_node(id));
+ANALYZE sf_events;
+SELECT pg_temp.scans_index('SELECT count(*) FROM sf_events WHERE snowflake_id_node(id) = 37',
+                           'sf_events_node') AS uses_expression_index;
+SELECT (SELECT count(*) FROM sf_events WHERE snowflake_id_node(id) = 37)
+     = (SELECT count(*) FROM sf_events WHERE (id >> 12) & 1023 = 37) AS expression_index_exact;
 DROP TABLE sf_events, ig_events;

@@ -70,7 +70,8 @@ idgen_timestamptz_to_ms(TimestampTz ts, const IdgenLayout *layout,
 	pg_unreachable();
 }
 
-static void
+/* A node, shard or sequence value must be within 0..max (22003). */
+void
 idgen_check_part(const char *what, int32 value, int32 max)
 {
 	if (value < 0 || value > max)

@@ -234,6 +234,7 @@ extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
 extern const char *idgen_keeper_state_name(IdgenKeeperState state);
 
 /* decode.c */
+extern void idgen_check_part(const char *what, int32 value, int32 max);
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
 extern int64 idgen_timestamptz_to_ms(TimestampTz ts, const IdgenLayout *layout,
 									 const char *funcname);

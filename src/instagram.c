@@ -44,12 +44,7 @@ idgen_instagram_id(PG_FUNCTION_ARGS)
 				 errhint("Pass the logical shard number, from 0 to %d.",
 						 IDGEN_INSTAGRAM_MAX_SHARD)));
 	shard = PG_GETARG_INT32(0);
-	if (shard < 0 || shard > IDGEN_INSTAGRAM_MAX_SHARD)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("shard %d is out of range", shard),
-				 errdetail("Shards range from 0 to %d.",
-						   IDGEN_INSTAGRAM_MAX_SHARD)));
+	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
 
 	if (unlikely(!idgen_owns_shard(shard)))
 		ereport(ERROR,
@@ -84,12 +79,7 @@ idgen_instagram_id_advance(PG_FUNCTION_ARGS)
 	IdgenShared *shared;
 	int64		ms;
 
-	if (shard < 0 || shard > IDGEN_INSTAGRAM_MAX_SHARD)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("shard %d is out of range", shard),
-				 errdetail("Shards range from 0 to %d.",
-						   IDGEN_INSTAGRAM_MAX_SHARD)));
+	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
 	if (id < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
