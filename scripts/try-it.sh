@@ -27,11 +27,14 @@ as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$work/server.log" -w \
 	-o "-c listen_addresses='' -k $work -p 5499 -c shared_preload_libraries=idgen -c idgen.node_id=1" \
 	start >/dev/null
 
-say "running scripts/demo.sql"
-as_pg psql -X -h "$work" -p 5499 -d postgres -v ON_ERROR_STOP=1 -f "$work/scripts/demo.sql"
+# an application database, as a user would have; idgen's keeper keeps its
+# reservation in "postgres" (idgen.database) by itself
+say "running scripts/demo.sql in a new database \"demo\""
+as_pg createdb -h "$work" -p 5499 demo
+as_pg psql -X -h "$work" -p 5499 -d demo -v ON_ERROR_STOP=1 -f "$work/scripts/demo.sql"
 
 if [ "${IDGEN_KEEP:-0}" = 1 ]; then
-	say "server left running: psql -h $work -p 5499 -U postgres postgres"
+	say "server left running: psql -h $work -p 5499 -U postgres demo"
 	echo "    stop it and clean up: runuser -u postgres -- $PG_BIN/pg_ctl -D $data stop && rm -rf $work"
 else
 	say "done; the server is stopped and $work removed"
