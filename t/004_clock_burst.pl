@@ -78,6 +78,23 @@ my ($ret, $out, $err) = $node->psql('postgres', 'SELECT snowflake_id()');
 like($err, qr/HINT:\s+Spread the load over more shards or node ids/,
 	'the capacity error says what to do');
 
+# --- a waiting call can be cancelled ----------------------------------------
+my ($c_out, $c_err) = ('', '');
+my $cancelled = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT snowflake_id()' ],
+	'>', \$c_out, '2>', \$c_err, IPC::Run::timeout(120));
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM pg_stat_activity
+	 WHERE wait_event_type = 'Extension' AND query = 'SELECT snowflake_id()'}),
+	'a call past max_lead sleeps for the frozen clock');
+is($node->safe_psql('postgres', q{
+	SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+	 WHERE wait_event_type = 'Extension' AND query = 'SELECT snowflake_id()'}),
+	't', 'cancel it');
+$cancelled->finish;
+like($c_err, qr/canceling statement due to user request/,
+	'the waiting call is interruptible: it ends with the cancel');
+
 # --- a waiting call continues as soon as the clock moves ------------------
 my ($bg_out, $bg_err) = ('', '');
 my $bg = IPC::Run::start(
@@ -89,6 +106,9 @@ ok($node->poll_query_until('postgres', q{
 	SELECT count(*) > 0 FROM pg_stat_activity
 	 WHERE wait_event_type = 'Extension' AND query LIKE '%snowflake_id()%'}),
 	'a call past max_lead sleeps for the clock');
+# it holds no lock while it sleeps: other generators issue at once
+is($node->safe_psql('postgres', "SELECT instagram_id_shard(instagram_id(78))"), '78',
+	'while one call sleeps, another generator issues at once');
 $set_clock->('2026-06-01 12:00:01');
 $bg->finish;
 is($bg_err, '', 'the waiting call did not fail');

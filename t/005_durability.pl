@@ -128,6 +128,14 @@ $start->('start');
 generate(2000);
 is(all_rounds_above_earlier(), 't|0|0', 'epoch restored: generation resumes above all earlier IDs');
 
+# an idle server writes no reservations (no WAL for idgen): once the last
+# IDs are well inside the reservation, the keeper stops extending it
+sleep(3);
+my $writes = $node->safe_psql('postgres', 'SELECT reservation_writes FROM idgen_status()');
+sleep(3);
+is($node->safe_psql('postgres', 'SELECT reservation_writes FROM idgen_status()'), $writes,
+	'idle: no reservation written for 3 s');
+
 # --- fail closed: no reservation, no IDs -------------------------------------
 $node->append_conf('postgresql.conf', "idgen.database = 'no_such_database'\n");
 $node->stop('fast');
