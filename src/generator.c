@@ -97,6 +97,11 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	/*
 	 * The reservation only grows, so a value read before taking the lock
 	 * can only be too low, which sends us to the slow path, never too high.
+	 *
+	 * It also answers "are we a primary?" for free: the keeper runs only
+	 * once recovery has ended, and a server never re-enters recovery without
+	 * new shared memory.  So on a standby the reservation is 0, every call
+	 * takes the slow path, and that is where RecoveryInProgress() is asked.
 	 */
 	int64		reserved_ms = (int64)
 		pg_atomic_read_u64(&idgen_shared->keeper.keeper.hwm_ms);
@@ -172,6 +177,8 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout)
 {
 	int64		deadline = idgen_clock_monotonic_ms() + idgen_max_wait_ms;
 	bool		waited = false;
+
+	idgen_refuse_in_recovery(layout->funcname);
 
 	for (;;)
 	{

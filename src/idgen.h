@@ -165,6 +165,7 @@ idgen_instagram_compose(int64 ms, int32 shard, int32 seq)
 typedef struct IdgenLayout
 {
 	const char *name;			/* "snowflake" or "instagram" */
+	const char *funcname;		/* its generator: "snowflake_id", ... */
 	int			seq_bits;
 	int64		ms_limit;		/* first millisecond that cannot be issued */
 } IdgenLayout;
@@ -188,7 +189,21 @@ extern void idgen_define_gucs(void);
 /* shmem.c */
 extern IdgenShared *idgen_shared;
 extern void idgen_shmem_install_hooks(void);
-extern IdgenShared *idgen_require_shared(const char *funcname);
+extern void idgen_report_not_preloaded(const char *funcname) pg_attribute_noreturn();
+extern void idgen_refuse_in_recovery(const char *funcname);
+
+/*
+ * The shared block, or an error if idgen was not preloaded.  Inline: it is
+ * on every generator call.  (Refusing on a standby is not done here but in
+ * the generators' slow path: see idgen_try_issue.)
+ */
+static inline IdgenShared *
+idgen_require_shared(const char *funcname)
+{
+	if (unlikely(idgen_shared == NULL))
+		idgen_report_not_preloaded(funcname);
+	return idgen_shared;
+}
 
 /* clock.c */
 extern int64 idgen_clock_monotonic_ms(void);
@@ -234,7 +249,16 @@ extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
 extern const char *idgen_keeper_state_name(IdgenKeeperState state);
 
 /* decode.c */
-extern void idgen_check_part(const char *what, int32 value, int32 max);
+extern void idgen_report_part_out_of_range(const char *what, int32 value,
+										   int32 max) pg_attribute_noreturn();
+
+/* A node, shard or sequence value must be within 0..max (22003). */
+static inline void
+idgen_check_part(const char *what, int32 value, int32 max)
+{
+	if (unlikely(value < 0 || value > max))
+		idgen_report_part_out_of_range(what, value, max);
+}
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
 extern int64 idgen_timestamptz_to_ms(TimestampTz ts, const IdgenLayout *layout,
 									 const char *funcname);

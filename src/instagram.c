@@ -22,6 +22,7 @@
 
 const IdgenLayout idgen_instagram_layout = {
 	.name = "instagram",
+	.funcname = "instagram_id",
 	.seq_bits = IDGEN_INSTAGRAM_SEQ_BITS,
 	.ms_limit = IDGEN_INSTAGRAM_MS_LIMIT,
 };
@@ -93,6 +94,7 @@ idgen_instagram_id_advance(PG_FUNCTION_ARGS)
 						   (int) ((id >> IDGEN_INSTAGRAM_SHARD_SHIFT) & IDGEN_INSTAGRAM_MAX_SHARD))));
 
 	shared = idgen_require_shared("instagram_id_advance");
+	idgen_refuse_in_recovery("instagram_id_advance");
 	ms = id >> IDGEN_INSTAGRAM_TIME_SHIFT;
 	idgen_raise_position(&shared->instagram[shard].gen,
 						 ((uint64) ms << IDGEN_INSTAGRAM_SEQ_BITS) |

@@ -83,31 +83,29 @@ idgen_shmem_install_hooks(void)
 	shmem_startup_hook = idgen_shmem_startup;
 }
 
-/*
- * The preconditions every generator call shares: the shared state exists
- * and this server may issue IDs.  Returns the shared block or throws.
- */
-IdgenShared *
-idgen_require_shared(const char *funcname)
+/* The error of idgen_require_shared() (idgen.h), kept off the hot path. */
+void
+idgen_report_not_preloaded(const char *funcname)
 {
-	if (unlikely(idgen_shared == NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s() requires idgen to be loaded via \"shared_preload_libraries\"",
-						funcname),
-				 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("%s() requires idgen to be loaded via \"shared_preload_libraries\"",
+					funcname),
+			 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	pg_unreachable();
+}
 
-	/*
-	 * A standby replays its primary's rows; IDs it issued could collide with
-	 * the primary's.  RecoveryInProgress() is a plain flag test once recovery
-	 * has ended, so this costs nothing on a primary.
-	 */
-	if (unlikely(RecoveryInProgress()))
+/*
+ * A standby replays its primary's rows; IDs it issued could collide with
+ * the primary's, so it issues none.
+ */
+void
+idgen_refuse_in_recovery(const char *funcname)
+{
+	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot call %s() during recovery", funcname),
 				 errdetail("IDs are issued only by a primary server."),
 				 errhint("Call %s() on the primary.", funcname)));
-
-	return idgen_shared;
 }

@@ -19,6 +19,7 @@
 
 const IdgenLayout idgen_snowflake_layout = {
 	.name = "snowflake",
+	.funcname = "snowflake_id",
 	.seq_bits = IDGEN_SNOWFLAKE_SEQ_BITS,
 	.ms_limit = IDGEN_SNOWFLAKE_MS_LIMIT,
 };
