@@ -63,7 +63,10 @@ idgen_snapshot(IdgenGenerator *gen)
 	return copy;
 }
 
-/* Last issued ms and its lead over the clock; NULLs if nothing issued. */
+/* Every column starts NULL; setting a value clears its NULL. */
+#define STATUS_SET(col, datum) (values[(col)] = (datum), nulls[(col)] = false)
+
+/* Last issued ms and its lead over the clock; left NULL if none issued. */
 static void
 idgen_set_last(Datum *values, bool *nulls, int lastcol, int leadcol,
 			   uint64 last, uint64 issued, int seq_bits, int64 now)
@@ -71,12 +74,9 @@ idgen_set_last(Datum *values, bool *nulls, int lastcol, int leadcol,
 	int64		ms = (int64) (last >> seq_bits);
 
 	if (issued == 0)
-	{
-		nulls[lastcol] = nulls[leadcol] = true;
 		return;
-	}
-	values[lastcol] = TimestampTzGetDatum(idgen_ms_to_timestamptz(ms));
-	values[leadcol] = Int64GetDatum(Max(ms - now, 0));
+	STATUS_SET(lastcol, TimestampTzGetDatum(idgen_ms_to_timestamptz(ms)));
+	STATUS_SET(leadcol, Int64GetDatum(Max(ms - now, 0)));
 }
 
 PG_FUNCTION_INFO_V1(idgen_status);
@@ -92,30 +92,22 @@ idgen_status(PG_FUNCTION_ARGS)
 	tupdesc = BlessTupleDesc(tupdesc);
 	Assert(tupdesc->natts == IDGEN_STATUS_NCOLUMNS);
 
-	memset(nulls, 0, sizeof(nulls));
+	memset(nulls, true, sizeof(nulls));
 
-	values[IDGEN_STATUS_PRELOADED] = BoolGetDatum(idgen_shared != NULL);
-	if (idgen_node_id < 0)
-		nulls[IDGEN_STATUS_NODE_ID] = true;
-	else
-		values[IDGEN_STATUS_NODE_ID] = Int32GetDatum(idgen_node_id);
-	values[IDGEN_STATUS_EPOCH] = TimestampTzGetDatum(idgen_epoch_ts);
-	values[IDGEN_STATUS_MAX_LEAD] = Int32GetDatum(idgen_max_lead_ms);
-	values[IDGEN_STATUS_MAX_WAIT] = Int32GetDatum(idgen_max_wait_ms);
-	values[IDGEN_STATUS_RESERVATION_MS] = Int32GetDatum(idgen_reservation_ms);
-	values[IDGEN_STATUS_SNOWFLAKE_END] =
-		TimestampTzGetDatum(idgen_ms_to_timestamptz(IDGEN_SNOWFLAKE_MS_LIMIT));
-	values[IDGEN_STATUS_INSTAGRAM_END] =
-		TimestampTzGetDatum(idgen_ms_to_timestamptz(IDGEN_INSTAGRAM_MS_LIMIT));
+	STATUS_SET(IDGEN_STATUS_PRELOADED, BoolGetDatum(idgen_shared != NULL));
+	if (idgen_node_id >= 0)
+		STATUS_SET(IDGEN_STATUS_NODE_ID, Int32GetDatum(idgen_node_id));
+	STATUS_SET(IDGEN_STATUS_EPOCH, TimestampTzGetDatum(idgen_epoch_ts));
+	STATUS_SET(IDGEN_STATUS_MAX_LEAD, Int32GetDatum(idgen_max_lead_ms));
+	STATUS_SET(IDGEN_STATUS_MAX_WAIT, Int32GetDatum(idgen_max_wait_ms));
+	STATUS_SET(IDGEN_STATUS_RESERVATION_MS, Int32GetDatum(idgen_reservation_ms));
+	STATUS_SET(IDGEN_STATUS_SNOWFLAKE_END,
+			   TimestampTzGetDatum(idgen_ms_to_timestamptz(IDGEN_SNOWFLAKE_MS_LIMIT)));
+	STATUS_SET(IDGEN_STATUS_INSTAGRAM_END,
+			   TimestampTzGetDatum(idgen_ms_to_timestamptz(IDGEN_INSTAGRAM_MS_LIMIT)));
 
-	if (idgen_shared == NULL)
-	{
-		for (int col = IDGEN_STATUS_SNOWFLAKE_LAST;
-			 col <= IDGEN_STATUS_RESERVATION_WAITS; col++)
-			if (col != IDGEN_STATUS_RESERVATION_MS)
-				nulls[col] = true;
-	}
-	else
+	/* live state exists only when preloaded; otherwise it stays NULL */
+	if (idgen_shared != NULL)
 	{
 		int64		now = idgen_clock_ms();
 		IdgenGenerator sf = idgen_snapshot(&idgen_shared->snowflake.gen);
@@ -148,15 +140,15 @@ idgen_status(PG_FUNCTION_ARGS)
 		idgen_set_last(values, nulls, IDGEN_STATUS_SNOWFLAKE_LAST,
 					   IDGEN_STATUS_SNOWFLAKE_LEAD, sf.last, sf.issued,
 					   IDGEN_SNOWFLAKE_SEQ_BITS, now);
-		values[IDGEN_STATUS_SNOWFLAKE_ISSUED] = Int64GetDatum((int64) sf.issued);
+		STATUS_SET(IDGEN_STATUS_SNOWFLAKE_ISSUED, Int64GetDatum((int64) sf.issued));
 		idgen_set_last(values, nulls, IDGEN_STATUS_INSTAGRAM_LAST,
 					   IDGEN_STATUS_INSTAGRAM_LEAD, ig_last, ig_issued,
 					   IDGEN_INSTAGRAM_SEQ_BITS, now);
-		values[IDGEN_STATUS_INSTAGRAM_ISSUED] = Int64GetDatum((int64) ig_issued);
-		values[IDGEN_STATUS_INSTAGRAM_SHARDS] = Int32GetDatum(ig_shards);
-		values[IDGEN_STATUS_BORROWED] = Int64GetDatum((int64) borrowed);
-		values[IDGEN_STATUS_WAITS] = Int64GetDatum((int64) waits);
-		values[IDGEN_STATUS_REGRESSIONS] = Int64GetDatum((int64) regressions);
+		STATUS_SET(IDGEN_STATUS_INSTAGRAM_ISSUED, Int64GetDatum((int64) ig_issued));
+		STATUS_SET(IDGEN_STATUS_INSTAGRAM_SHARDS, Int32GetDatum(ig_shards));
+		STATUS_SET(IDGEN_STATUS_BORROWED, Int64GetDatum((int64) borrowed));
+		STATUS_SET(IDGEN_STATUS_WAITS, Int64GetDatum((int64) waits));
+		STATUS_SET(IDGEN_STATUS_REGRESSIONS, Int64GetDatum((int64) regressions));
 
 		SpinLockAcquire(&keeper->mutex);
 		kstate = keeper->state;
@@ -166,16 +158,14 @@ idgen_status(PG_FUNCTION_ARGS)
 		kwaits = keeper->waits;
 		SpinLockRelease(&keeper->mutex);
 
-		values[IDGEN_STATUS_KEEPER_STATE] =
-			CStringGetTextDatum(idgen_keeper_state_name(kstate));
-		values[IDGEN_STATUS_KEEPER_MESSAGE] = CStringGetTextDatum(kmessage);
-		if (durable == 0)
-			nulls[IDGEN_STATUS_RESERVED_UNTIL] = true;
-		else
-			values[IDGEN_STATUS_RESERVED_UNTIL] =
-				TimestampTzGetDatum((durable - IDGEN_UNIX_TO_PG_MS) * 1000);
-		values[IDGEN_STATUS_RESERVATION_WRITES] = Int64GetDatum((int64) kwrites);
-		values[IDGEN_STATUS_RESERVATION_WAITS] = Int64GetDatum((int64) kwaits);
+		STATUS_SET(IDGEN_STATUS_KEEPER_STATE,
+			   CStringGetTextDatum(idgen_keeper_state_name(kstate)));
+		STATUS_SET(IDGEN_STATUS_KEEPER_MESSAGE, CStringGetTextDatum(kmessage));
+		if (durable != 0)
+			STATUS_SET(IDGEN_STATUS_RESERVED_UNTIL,
+					   TimestampTzGetDatum((durable - IDGEN_UNIX_TO_PG_MS) * 1000));
+		STATUS_SET(IDGEN_STATUS_RESERVATION_WRITES, Int64GetDatum((int64) kwrites));
+		STATUS_SET(IDGEN_STATUS_RESERVATION_WAITS, Int64GetDatum((int64) kwaits));
 	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
