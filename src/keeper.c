@@ -30,7 +30,8 @@
  * left, so generators do not wait.  A generator that outruns it (a burst
  * borrowing timestamps ahead of the clock) posts the millisecond it needs
  * in want_ms, sets the keeper's latch and sleeps on the condition variable.
- * An idle server writes nothing.
+ * An idle server writes nothing; every two seconds the keeper only re-reads
+ * its durable state, and restores it if it went missing or backwards.
  *
  * Failure.  Any error in the keeper is recorded in shared memory and the
  * worker exits; the postmaster starts it again after a second.  Meanwhile
@@ -76,6 +77,11 @@ static MemoryContext keeper_cxt = NULL;
 
 /* whether this keeper got its database connection */
 static bool keeper_connected = false;
+
+/* how often the keeper re-reads its durable state */
+#define IDGEN_KEEPER_CHECK_MS 2000
+
+static void idgen_keeper_reserve(int64 target_ms);
 
 #define KEEPER(s) (&(s)->keeper.keeper)
 
@@ -375,6 +381,24 @@ idgen_keeper_load(void)
 	if (have_hwm)
 		keeper->durable_unix_ms = durable;
 	SpinLockRelease(&keeper->mutex);
+
+	/*
+	 * Generators may already issue below the published reservation.  If the
+	 * durable value is missing or lower (the extension was dropped and has
+	 * just been re-created), restore it now rather than at the next write.
+	 */
+	{
+		int64		published = (int64) pg_atomic_read_u64(&keeper->hwm_ms);
+
+		if (published > 0 &&
+			(!have_hwm || durable - idgen_epoch_unix_ms < published))
+		{
+			ereport(LOG,
+					(errmsg("idgen keeper: restoring the durable reservation in database \"%s\"",
+							idgen_database)));
+			idgen_keeper_reserve(published);
+		}
+	}
 	return true;
 }
 
@@ -389,6 +413,16 @@ idgen_keeper_reserve(int64 target_ms)
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	int64		unix_ms = target_ms + idgen_epoch_unix_ms;
 	int64		stored;
+
+	/*
+	 * Say what we wait for: if the commit blocks (a synchronous standby that
+	 * is gone), generators that run out of reservation report this.
+	 */
+	SpinLockAcquire(&keeper->mutex);
+	strlcpy(keeper->message,
+			"a new reservation is waiting to become durable (WAL flush, and the synchronous standbys of \"synchronous_standby_names\" if any)",
+			sizeof(keeper->message));
+	SpinLockRelease(&keeper->mutex);
 
 	idgen_keeper_begin("idgen keeper: extending reservation");
 	(void) idgen_keeper_int8(psprintf("SELECT pg_catalog.setval('%s', $1)",
@@ -508,6 +542,7 @@ idgen_keeper_main(Datum main_arg)
 	PG_TRY();
 	{
 		bool		loaded = false;
+		int64		next_load = 0;
 
 		BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
 		keeper_connected = true;
@@ -536,9 +571,17 @@ idgen_keeper_main(Datum main_arg)
 				ProcessConfigFile(PGC_SIGHUP);
 			}
 
-			/* with a changed epoch, keep checking whether it was resolved */
-			if (!loaded)
+			/*
+			 * Load again every IDGEN_KEEPER_CHECK_MS, even when idle: that
+			 * notices a changed epoch being resolved, and a durable value
+			 * that went missing or backwards (extension dropped, sequence
+			 * reset), which it restores.  A read-only transaction: no WAL.
+			 */
+			if (!loaded || idgen_clock_monotonic_ms() >= next_load)
+			{
 				loaded = idgen_keeper_load();
+				next_load = idgen_clock_monotonic_ms() + IDGEN_KEEPER_CHECK_MS;
+			}
 			if (loaded)
 				sleep_ms = idgen_keeper_tick();
 

@@ -136,6 +136,47 @@ sleep(3);
 is($node->safe_psql('postgres', 'SELECT reservation_writes FROM idgen_status()'), $writes,
 	'idle: no reservation written for 3 s');
 
+# --- the extension dropped in the keeper's database ------------------------
+# The keeper notices at its next write, fails, is restarted a second later,
+# re-creates the extension and restores the durable reservation at once.
+# IDs keep increasing; calls that need a reservation meanwhile may fail.
+$node->safe_psql('postgres', 'CREATE DATABASE app');
+$node->safe_psql('app', 'CREATE EXTENSION idgen');
+$node->safe_psql('postgres', 'DROP EXTENSION idgen');
+ok($node->poll_query_until('app', 'SELECT snowflake_id() > 0'),
+	'after DROP EXTENSION in idgen.database, generation resumes');
+wait_for_keeper($node);
+like(slurp_file($node->logfile),
+	qr/creating extension idgen in database "postgres".*restoring the durable reservation/s,
+	'the keeper re-created the extension and restored the reservation');
+is($node->safe_psql('postgres', q{
+	SELECT pg_sequence_last_value('idgen_hwm') IS NOT NULL
+	       AND reserved_until > snowflake_last_time FROM idgen_status()}),
+	't', 'the reservation is durable again and covers every issued ID');
+generate(2000);
+is(all_rounds_above_earlier(), 't|0|0', 'IDs after the drop are above all earlier ones');
+
+
+# --- adopting a new epoch, as the hint says, without a restart -------------
+# (only right when no ID of the old epoch is in use: IDs from here on are
+# not comparable with the earlier rounds)
+$node->append_conf('postgresql.conf', "idgen.epoch = '2025-01-01 00:00:00+00'\n");
+$node->stop('fast');
+$start->('start');
+like(error_of($node, 'SELECT instagram_id(21)'), qr/^55000: "idgen.epoch" changed/,
+	'the new epoch is refused first');
+($ret, $out, $err) = $node->psql('postgres', 'SELECT instagram_id(21)');
+like($err, qr/HINT:.*"ALTER SEQUENCE idgen_epoch RESTART" in database "postgres"/,
+	'the hint names the command and the database');
+$node->safe_psql('postgres', 'ALTER SEQUENCE idgen_epoch RESTART');
+ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'after ALTER SEQUENCE idgen_epoch RESTART the keeper adopts the new epoch');
+is($node->safe_psql('postgres', q{
+	SELECT epoch = '2025-01-01 00:00:00+00',
+	       abs(extract(epoch FROM instagram_id_time(instagram_id(21)) - clock_timestamp())) < 60
+	  FROM idgen_status()}),
+	't|t', 'IDs under the new epoch decode to the present');
+
 # --- fail closed: no reservation, no IDs -------------------------------------
 $node->append_conf('postgresql.conf', "idgen.database = 'no_such_database'\n");
 $node->stop('fast');
@@ -151,6 +192,29 @@ like(slurp_file($node->logfile), qr/FATAL:\s+database "no_such_database" does no
 like($err, qr/HINT:.*"idgen.database"/, 'the hint names the setting');
 is($node->safe_psql('postgres', 'SELECT snowflake_issued, instagram_issued FROM idgen_status()'),
 	'0|0', 'nothing was issued from the bare clock');
+
+# --- a synchronous standby that is not there ---------------------------------
+# The keeper commits with synchronous_commit at least "on" even when the
+# server says "off", so its reservation waits for the standby, and the
+# generators fail closed saying what they wait for.
+# (a server that can replicate at all: the test default has no WAL senders)
+$node->append_conf('postgresql.conf', q{
+idgen.database = 'postgres'
+wal_level = replica
+max_wal_senders = 2
+synchronous_commit = off
+synchronous_standby_names = 'nobody'
+});
+$node->stop('fast');
+$start->('start');
+($ret, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT snowflake_id()", timeout => 60);
+like($err, qr/ERROR:\s+55000: no durable ID reservation is available/,
+	'synchronous standby missing: generators fail with 55000, although synchronous_commit is off');
+like($err, qr/waiting to become durable .*synchronous_standby_names/,
+	'the error says what the reservation waits for');
+is($node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()'),
+	'0', 'nothing was issued');
 
 $node->stop;
 done_testing();
