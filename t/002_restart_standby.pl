@@ -47,6 +47,22 @@ is($primary->safe_psql('postgres',
 is($primary->safe_psql('postgres', 'SELECT snowflake_issued, instagram_issued FROM idgen_status()'),
 	'5000|5000', 'counters start afresh with the server');
 
+# A burst to the limit of idgen.max_lead, then an immediate stop and a
+# start at once: the durable reservation reaches up to max_lead plus
+# idgen.reservation ahead of the old clock.  With the defaults (reservation
+# <= max_wait) the first calls may wait, but must not fail.
+my ($sf_last, $ig_last) = split /\|/, $primary->safe_psql('postgres', q{
+	SELECT max(sf), max(ig) FROM (SELECT snowflake_id() AS sf, instagram_id(11) AS ig
+	                                FROM generate_series(1, 4000000)) s});
+note 'lead before the stop: '
+  . $primary->safe_psql('postgres', 'SELECT snowflake_lead_ms, instagram_lead_ms FROM idgen_status()');
+$primary->stop('immediate');
+$primary->start;
+my ($ret, $out, $err) = $primary->psql('postgres',
+	"SELECT snowflake_id() > $sf_last, instagram_id(11) > $ig_last");
+is($out, 't|t', 'after a burst and an immediate restart, the first calls succeed above every earlier ID');
+is($err, '', '(no error)');
+
 # A streaming standby, configured with its own node id as it should be.
 $primary->backup('b');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
