@@ -8,7 +8,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
@@ -56,24 +55,10 @@ for my $n (1 .. 3)
 $sub->wait_for_subscription_sync;
 
 # All three primaries insert at the same time, two clients each.
-my @runs;
-for my $n (1 .. 3)
-{
-	my $node = $primaries[ $n - 1 ];
-	my $script = $node->basedir . '/insert.sql';
-	append_to_file($script,
-		"INSERT INTO events (origin, payload) SELECT $n, 'during' FROM generate_series(1, 10);\n");
-	my ($out, $err) = ('', '');
-	push @runs, [ $n, \$out, \$err, IPC::Run::start(
-		[ 'pgbench', '-n', '-c', '2', '-j', '1', '-T', '4', '-f', $script, $node->connstr('postgres') ],
-		'>', \$out, '2>', \$err, IPC::Run::timeout(120)) ];
-}
-for my $run (@runs)
-{
-	my ($n, $out, $err, $h) = @$run;
-	$h->finish;
-	like($$out, qr/number of failed transactions: 0 /, "primary $n: pgbench ran without failures");
-}
+concurrent_pgbench(4, map {
+	[ $primaries[ $_ - 1 ],
+	  "INSERT INTO events (origin, payload) SELECT $_, 'during' FROM generate_series(1, 10);\n" ]
+} 1 .. 3);
 
 my $expected = 0;
 for my $n (1 .. 3)

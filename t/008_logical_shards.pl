@@ -10,7 +10,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
@@ -76,24 +75,10 @@ my $view = 'CREATE VIEW all_photos AS '
 $c->safe_psql('postgres', $fdw . $view);
 
 # --- concurrent inserts on both servers ----------------------------------------------
-my @runs;
-for my $s ([ $a, 0, 3 ], [ $b, 4, 7 ])
-{
-	my ($node, $lo, $hi) = @$s;
-	my $script = $node->basedir . '/insert.sql';
-	append_to_file($script,
-		"\\set s random($lo, $hi)\nINSERT INTO shard_:s.photos (caption) SELECT 'old' FROM generate_series(1, 10);\n");
-	my ($o, $e) = ('', '');
-	push @runs, [ $node->name, \$o, IPC::Run::start(
-		[ 'pgbench', '-n', '-c', '2', '-j', '1', '-T', '4', '-f', $script, $node->connstr('postgres') ],
-		'>', \$o, '2>', \$e, IPC::Run::timeout(120)) ];
-}
-for my $run (@runs)
-{
-	my ($name, $o, $h) = @$run;
-	$h->finish;
-	like($$o, qr/number of failed transactions: 0 /, "$name: pgbench ran without failures");
-}
+concurrent_pgbench(4, map {
+	my ($node, $lo, $hi) = @$_;
+	[ $node, "\\set s random($lo, $hi)\nINSERT INTO shard_:s.photos (caption) SELECT 'old' FROM generate_series(1, 10);\n" ]
+} [ $a, 0, 3 ], [ $b, 4, 7 ]);
 
 my $check = q{
 	SELECT count(*) > 0, count(*) = count(DISTINCT id), bool_and(instagram_id_shard(id) = shard),

@@ -6,8 +6,9 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 
-our @EXPORT = qw(error_of wait_for_keeper fake_clock);
+our @EXPORT = qw(error_of wait_for_keeper fake_clock concurrent_pgbench);
 
 # Run SQL that must fail in database postgres; return "SQLSTATE: message"
 # of its error, or "no error".
@@ -68,6 +69,34 @@ sub fake_clock
 	};
 	$set->($spec);
 	return ($set, $start);
+}
+
+# Run a pgbench script on several servers at the same time: each run is
+# [$node, $script_text] and gets 2 clients for $seconds.  Checks that every
+# run ends with no failed transaction.
+sub concurrent_pgbench
+{
+	my ($seconds, @runs) = @_;
+	my @started;
+
+	for my $run (@runs)
+	{
+		my ($node, $text) = @$run;
+		my $script = $node->basedir . '/pgbench_' . scalar(@started) . '.sql';
+		my $out = '';
+		append_to_file($script, $text);
+		push @started, [ $node, \$out, IPC::Run::start(
+			[ 'pgbench', '-n', '-c', '2', '-j', '1', '-T', $seconds, '-f', $script,
+			  $node->connstr('postgres') ],
+			'>', \$out, '2>', \$out, IPC::Run::timeout(120 + $seconds)) ];
+	}
+	for my $run (@started)
+	{
+		my ($node, $out, $h) = @$run;
+		$h->finish;
+		like($$out, qr/number of failed transactions: 0 /,
+			$node->name . ': pgbench ran without failures');
+	}
 }
 
 1;
