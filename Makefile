@@ -14,7 +14,7 @@ OBJS = \
 	src/status.o
 
 EXTENSION = idgen
-DATA = idgen--1.0.sql
+DATA = idgen--1.0.sql idgen--1.0--1.1.sql
 PGFILEDESC = "idgen - time-ordered 64-bit unique IDs"
 
 # Each suite starts its own server preloaded with idgen (see idgen.conf),

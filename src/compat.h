@@ -23,10 +23,22 @@
 #endif
 
 /*
+ * A function that never returns: PostgreSQL 18 replaced the suffix
+ * pg_attribute_noreturn() by the prefix pg_noreturn (C11 _Noreturn).  The
+ * GCC attribute behind the old macro may stand first too, so one prefix
+ * serves every version.
+ */
+#if PG_VERSION_NUM >= 180000
+#define IDGEN_NORETURN pg_noreturn
+#else
+#define IDGEN_NORETURN pg_attribute_noreturn()
+#endif
+
+/*
  * PostgreSQL 18 lets a module report its name and version.
  */
 #if PG_VERSION_NUM >= 180000
-#define IDGEN_MODULE_MAGIC PG_MODULE_MAGIC_EXT(.name = "idgen", .version = "1.0")
+#define IDGEN_MODULE_MAGIC PG_MODULE_MAGIC_EXT(.name = "idgen", .version = "1.1")
 #else
 #define IDGEN_MODULE_MAGIC PG_MODULE_MAGIC
 #endif

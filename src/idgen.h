@@ -35,6 +35,8 @@
 #include "storage/latch.h"
 #include "storage/spin.h"
 
+#include "compat.h"
+
 /* Layout: 41-bit timestamp shared by both layouts. */
 #define IDGEN_TIME_BITS				41
 
@@ -189,7 +191,7 @@ extern void idgen_define_gucs(void);
 /* shmem.c */
 extern IdgenShared *idgen_shared;
 extern void idgen_shmem_install_hooks(void);
-extern void idgen_report_not_preloaded(const char *funcname) pg_attribute_noreturn();
+IDGEN_NORETURN extern void idgen_report_not_preloaded(const char *funcname);
 extern void idgen_refuse_in_recovery(const char *funcname);
 
 /*
@@ -249,8 +251,9 @@ extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
 extern const char *idgen_keeper_state_name(IdgenKeeperState state);
 
 /* decode.c */
-extern void idgen_report_part_out_of_range(const char *what, int32 value,
-										   int32 max) pg_attribute_noreturn();
+IDGEN_NORETURN extern void idgen_report_part_out_of_range(const char *what,
+														  int32 value,
+														  int32 max);
 
 /* A node, shard or sequence value must be within 0..max (22003). */
 static inline void

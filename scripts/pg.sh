@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Make PostgreSQL VERSION available for building and testing idgen, and
+# print its pg_config path.
+#
+#   bash scripts/pg.sh 15    Debian 12's own binary packages
+#   bash scripts/pg.sh 17    built from Debian's source package (suite trixie)
+#   bash scripts/pg.sh 18    built from Debian's source package (suite sid)
+#
+# Source builds go to $IDGEN_PG_CACHE (default /var/cache/idgen), outside
+# the checkout, and are reused: a version already built is not built again.
+# The machine's own apt sources are never changed: the deb-src lines live in
+# a private apt configuration under the cache, made from the mirror URI the
+# machine's Debian sources already use.  Run as root.  Progress goes to
+# stderr, the pg_config path alone to stdout.
+set -euo pipefail
+
+version=${1:?usage: pg.sh VERSION}
+cache=${IDGEN_PG_CACHE:-/var/cache/idgen}
+log() { printf '%s\n' "pg.sh $version: $*" >&2; }
+
+# Install from Debian whatever of these packages is missing.
+need_packages() {
+	local missing=""
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		log "installing from Debian:$missing"
+		apt-get update -qq >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			$missing >&2
+	fi
+}
+
+case "$version" in
+15)
+	need_packages postgresql-15 postgresql-server-dev-15 postgresql-contrib
+	echo /usr/lib/postgresql/15/bin/pg_config
+	exit 0
+	;;
+17) suite=trixie ;;
+18) suite=sid ;;
+*)
+	echo "pg.sh: PostgreSQL $version is not supported (15, 17, 18)" >&2
+	exit 2
+	;;
+esac
+
+prefix=$cache/pg$version
+if [ -x "$prefix/bin/pg_config" ] && [ -f "$prefix/.complete" ]; then
+	echo "$prefix/bin/pg_config"
+	exit 0
+fi
+
+need_packages build-essential bison flex pkg-config libreadline-dev zlib1g-dev \
+	libicu-dev libssl-dev libipc-run-perl perl bzip2 xz-utils ca-certificates
+
+# The mirror the machine already uses for Debian (deb822 or one-line form).
+mirror=$(
+	{
+		grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources || true
+		grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+			sed 's/\[[^]]*\]//' || true
+	} | awk '{print $2}' | grep -v -- '-security' | grep '/debian/\?$' | head -n 1 || true
+)
+[ -n "$mirror" ] || { log "no Debian mirror found in /etc/apt/sources*"; exit 1; }
+
+apt_dir=$cache/apt
+mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/src"
+cat >"$apt_dir/sources.list" <<EOF
+deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main
+deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror sid main
+EOF
+apt_opts=(
+	-o "Dir::Etc::SourceList=$apt_dir/sources.list"
+	-o "Dir::Etc::SourceParts=/nonexistent"
+	-o "Dir::State::Lists=$apt_dir/lists"
+	-o "Dir::Cache=$apt_dir/cache"
+	-o "Debug::NoLocking=1"
+	-o "APT::Sandbox::User=root"
+)
+log "fetching the source package postgresql-$version ($suite)"
+apt-get "${apt_opts[@]}" update -qq >&2
+work=$apt_dir/src/$version
+rm -rf "$work"
+mkdir -p "$work"
+(cd "$work" && apt-get "${apt_opts[@]}" source --download-only -qq \
+	"postgresql-$version/$suite" >&2)
+orig=$(ls "$work"/postgresql-"$version"_*.orig.tar.* | head -n 1)
+log "unpacking $(basename "$orig")"
+tar -C "$work" -xf "$orig"
+srcdir=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'postgresql-*' | head -n 1)
+
+log "configuring into $prefix (the build takes several minutes)"
+rm -rf "$prefix"
+cd "$srcdir"
+./configure --prefix="$prefix" --enable-tap-tests --with-openssl --with-icu \
+	--enable-debug CFLAGS='-O2' >"$work/configure.log" 2>&1 ||
+	{ tail -n 30 "$work/configure.log" >&2; exit 1; }
+jobs=$(nproc)
+log "building with $jobs jobs"
+{
+	make -s -j"$jobs"
+	make -s install
+	for d in contrib/postgres_fdw src/test/isolation src/test/perl; do
+		make -s -j"$jobs" -C "$d"
+		make -s -C "$d" install
+	done
+} >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log" >&2; exit 1; }
+touch "$prefix/.complete"
+rm -rf "$srcdir"
+log "installed into $prefix"
+echo "$prefix/bin/pg_config"
