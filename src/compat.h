@@ -17,6 +17,7 @@
 
 #include "utils/datetime.h"
 #include "utils/guc.h"
+#include "utils/wait_event.h"
 
 #if PG_VERSION_NUM < 150000
 #error "idgen requires PostgreSQL 15 or later"
@@ -72,6 +73,25 @@ idgen_guc_malloc(size_t size)
 	return guc_malloc(LOG, size);
 #else
 	return malloc(size);
+#endif
+}
+
+/*
+ * Wait events.  From PostgreSQL 17 on an extension names its own, so that
+ * pg_stat_activity tells its waits apart; before, all of them show as
+ * "Extension".  A name is registered once per backend (it takes a lock and
+ * a shared hash lookup), which is why callers keep the result in *cache;
+ * only waiting paths ask, never the hot path.
+ */
+static inline uint32
+idgen_wait_event(const char *name, uint32 *cache)
+{
+#if PG_VERSION_NUM >= 170000
+	if (*cache == 0)
+		*cache = WaitEventExtensionNew(name);
+	return *cache;
+#else
+	return PG_WAIT_EXTENSION;
 #endif
 }
 

@@ -28,8 +28,18 @@
  *
  * Durability.  No position is issued beyond the durable reservation the
  * keeper publishes (keeper.c).  Reading it costs one atomic load; only a
- * call that outruns it waits, on the keeper's condition variable, bounded
- * by the same idgen.max_wait, and fails closed if none arrives.
+ * call that outruns it waits, on the keeper's condition variable, and fails
+ * closed if none arrives.  That wait is for a WAL flush, not for the
+ * clock, so it is bounded by idgen.max_wait but never less than
+ * IDGEN_MIN_RESERVATION_WAIT_MS: with idgen.max_wait = 0 the first call
+ * after an idle period (when the keeper has let the reservation fall
+ * behind the clock) must still get one.
+ *
+ * Ownership.  A generator may be switched off for this server ("owned",
+ * for instagram shards handed to another server).  The flag is read under
+ * the same lock as the position, so once instagram_id_release() has
+ * cleared it no session issues from it again, statements already running
+ * included.
  *
  * IDENTIFICATION
  *	  src/generator.c
@@ -41,13 +51,16 @@
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/timestamp.h"
-#include "utils/wait_event.h"
 
 #include "idgen.h"
+
+/* see the header comment */
+#define IDGEN_MIN_RESERVATION_WAIT_MS 1000
 
 typedef enum IdgenAttempt
 {
 	IDGEN_ISSUED,				/* *position holds the new position */
+	IDGEN_NOT_OWNED,			/* the generator is switched off here */
 	IDGEN_BEFORE_EPOCH,			/* wall clock reads before idgen.epoch */
 	IDGEN_EXHAUSTED,			/* next position is past the layout's range */
 	IDGEN_TOO_FAR_AHEAD,		/* next position would exceed max_lead */
@@ -107,6 +120,11 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 		pg_atomic_read_u64(&idgen_shared->keeper.keeper.hwm_ms);
 
 	SpinLockAcquire(&gen->mutex);
+	if (unlikely(!gen->owned))
+	{
+		SpinLockRelease(&gen->mutex);
+		return IDGEN_NOT_OWNED;
+	}
 	now = idgen_observe_clock(gen, now);
 	if (unlikely(now < 0))
 	{
@@ -141,8 +159,52 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 		gen->waits++;
 	SpinLockRelease(&gen->mutex);
 
+	/* the keeper reserves from the highest millisecond issued */
+	if (unlikely((uint64) next_ms >
+				 pg_atomic_read_u64(&idgen_shared->issued.ms)))
+		idgen_note_issued(next_ms);
+
 	*position = next;
 	return IDGEN_ISSUED;
+}
+
+/*
+ * Record that millisecond ms has been issued (or floored to), so that the
+ * keeper's reservation reaches beyond it.  Only ever raises the value.
+ */
+void
+idgen_note_issued(int64 ms)
+{
+	uint64		seen = pg_atomic_read_u64(&idgen_shared->issued.ms);
+
+	while (seen < (uint64) ms &&
+		   !pg_atomic_compare_exchange_u64(&idgen_shared->issued.ms, &seen,
+										   (uint64) ms))
+		;
+}
+
+/*
+ * The deadline, on idgen_clock_monotonic_ms()'s scale, for a wait for the
+ * keeper's durable reservation that starts now.
+ */
+int64
+idgen_reservation_deadline(void)
+{
+	return idgen_clock_monotonic_ms() +
+		Max(idgen_max_wait_ms, IDGEN_MIN_RESERVATION_WAIT_MS);
+}
+
+void
+idgen_generator_init(IdgenGenerator *gen, bool owned)
+{
+	SpinLockInit(&gen->mutex);
+	gen->owned = owned;
+	gen->last = 0;
+	gen->clock_ms = 0;
+	gen->issued = 0;
+	gen->borrowed = 0;
+	gen->waits = 0;
+	gen->regressions = 0;
 }
 
 static void
@@ -176,7 +238,9 @@ static pg_noinline uint64
 idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout)
 {
 	int64		deadline = idgen_clock_monotonic_ms() + idgen_max_wait_ms;
+	int64		reservation_deadline = idgen_reservation_deadline();
 	bool		waited = false;
+	static uint32 wait_event_clock = 0;
 
 	idgen_refuse_in_recovery(layout->funcname);
 
@@ -193,6 +257,9 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout)
 		{
 			case IDGEN_ISSUED:
 				return position;
+			case IDGEN_NOT_OWNED:
+				layout->report_not_owned(gen);
+				pg_unreachable();
 			case IDGEN_BEFORE_EPOCH:
 				idgen_report_before_epoch(gap_ms);
 				break;
@@ -200,7 +267,7 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout)
 				idgen_report_exhausted(layout);
 				break;
 			case IDGEN_BEYOND_RESERVATION:
-				idgen_keeper_wait(gap_ms, deadline);
+				idgen_keeper_wait(gap_ms, reservation_deadline);
 				continue;
 			case IDGEN_TOO_FAR_AHEAD:
 				break;
@@ -236,7 +303,7 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout)
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Min(gap_ms, remaining_ms),
-						 PG_WAIT_EXTENSION);
+						 idgen_wait_event("IdgenClock", &wait_event_clock));
 		ResetLatch(MyLatch);
 	}
 }
@@ -263,18 +330,24 @@ idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout)
  * keeper calls this for every generator, before publishing a reservation,
  * when shared memory is new: then IDs below the previous durable
  * reservation may have been issued before a restart, crash or failover.
+ * The floor counts as issued, so the next reservation reaches beyond it.
  */
 void
 idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 				  int64 floor_ms)
 {
 	if (floor_ms > 0)
+	{
 		idgen_raise_position(gen, ((uint64) floor_ms << layout->seq_bits) - 1);
+		idgen_note_issued(floor_ms - 1);
+	}
 }
 
 /*
  * Make sure a generator never issues a position at or below "position":
- * the generator's last position becomes at least that.
+ * the generator's last position becomes at least that.  Unlike a floor,
+ * this does not move the reservation: a shard advanced far ahead of the
+ * clock must not hold every other generator back after a restart.
  */
 void
 idgen_raise_position(IdgenGenerator *gen, uint64 position)

@@ -82,6 +82,8 @@
 typedef struct IdgenGenerator
 {
 	slock_t		mutex;
+	bool		owned;			/* may issue here (instagram: idgen.shards
+								 * and instagram_id_release) */
 	uint64		last;			/* position of the last ID issued; 0 = none */
 	int64		clock_ms;		/* latest wall clock read under mutex */
 	uint64		issued;			/* IDs issued */
@@ -121,6 +123,7 @@ typedef struct IdgenKeeper
 {
 	pg_atomic_uint64 hwm_ms;	/* IDs' ms since epoch stay below this */
 	pg_atomic_uint64 want_ms;	/* highest ms a waiting backend needs */
+	pg_atomic_uint32 floors_pending;	/* an instagram_id_advance() waits */
 	ConditionVariable cv;		/* broadcast when hwm_ms or state changes */
 	slock_t		mutex;
 	IdgenKeeperState state;
@@ -128,23 +131,56 @@ typedef struct IdgenKeeper
 	int64		durable_unix_ms;	/* last value known durable (Unix ms) */
 	uint64		writes;			/* reservations made durable */
 	uint64		waits;			/* generator calls that waited for one */
+	uint32		starts;			/* times the keeper process started */
+	uint32		failures;		/* consecutive failed keeper runs */
 	char		message[256];	/* why not ready, for errors and status */
+	char		floor_message[256]; /* why shard floors cannot be kept */
 } IdgenKeeper;
 
 typedef union IdgenKeeperPadded
 {
 	IdgenKeeper keeper;
-	char		pad[4 * PG_CACHE_LINE_SIZE];
+	char		pad[8 * PG_CACHE_LINE_SIZE];
 } IdgenKeeperPadded;
 
-StaticAssertDecl(sizeof(IdgenKeeper) <= 4 * PG_CACHE_LINE_SIZE,
+StaticAssertDecl(sizeof(IdgenKeeper) <= 8 * PG_CACHE_LINE_SIZE,
 				 "IdgenKeeper must fit its padding");
+
+/*
+ * The highest millisecond any generator has issued or been floored to.
+ * Written at most about once per millisecond (only when it grows), read by
+ * the keeper to know how far the reservation must reach: one atomic on its
+ * own cache line instead of visiting every generator's lock.
+ */
+typedef union IdgenIssuedPadded
+{
+	pg_atomic_uint64 ms;
+	char		pad[PG_CACHE_LINE_SIZE];
+} IdgenIssuedPadded;
+
+/*
+ * Durable per-shard floors set by instagram_id_advance(), as positions.
+ * pending is what callers asked for, durable what the keeper has committed
+ * (table idgen_shard_floor); both only grow.  Protected by the keeper's
+ * mutex.  applied is the idgen.shards bitmap the keeper last copied into
+ * the generators' "owned" flags: only shards whose setting changed since
+ * are copied again, so instagram_id_release() sticks until the setting
+ * itself changes.
+ */
+typedef struct IdgenShardControl
+{
+	uint64		floor_pending[IDGEN_INSTAGRAM_NSHARDS];
+	uint64		floor_durable[IDGEN_INSTAGRAM_NSHARDS];
+	uint8		applied[IDGEN_INSTAGRAM_NSHARDS / 8];
+} IdgenShardControl;
 
 typedef struct IdgenShared
 {
 	IdgenKeeperPadded keeper;
+	IdgenIssuedPadded issued;
 	IdgenGeneratorPadded snowflake;
 	IdgenGeneratorPadded instagram[IDGEN_INSTAGRAM_NSHARDS];
+	IdgenShardControl shards;
 } IdgenShared;
 
 /* Splice a node or shard into a millisecond and a sequence value. */
@@ -170,6 +206,8 @@ typedef struct IdgenLayout
 	const char *funcname;		/* its generator: "snowflake_id", ... */
 	int			seq_bits;
 	int64		ms_limit;		/* first millisecond that cannot be issued */
+	/* raise the error for a generator that is not owned here; no return */
+	void		(*report_not_owned) (IdgenGenerator *gen);
 } IdgenLayout;
 
 extern const IdgenLayout idgen_snowflake_layout;
@@ -190,6 +228,7 @@ extern void idgen_define_gucs(void);
 
 /* shmem.c */
 extern IdgenShared *idgen_shared;
+extern void idgen_require_superuser(const char *funcname);
 extern void idgen_shmem_install_hooks(void);
 IDGEN_NORETURN extern void idgen_report_not_preloaded(const char *funcname);
 extern void idgen_refuse_in_recovery(const char *funcname);
@@ -224,7 +263,7 @@ idgen_clock_unix_ms(void)
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Does this server own the instagram shard (idgen.shards)? */
+/* Does this server's idgen.shards, as this backend last read it, list the shard? */
 static inline bool
 idgen_owns_shard(int32 shard)
 {
@@ -239,7 +278,10 @@ idgen_clock_ms(void)
 }
 
 /* generator.c */
+extern void idgen_generator_init(IdgenGenerator *gen, bool owned);
 extern uint64 idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout);
+extern void idgen_note_issued(int64 ms);
+extern int64 idgen_reservation_deadline(void);
 extern void idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 							  int64 floor_ms);
 extern void idgen_raise_position(IdgenGenerator *gen, uint64 position);
@@ -248,6 +290,8 @@ extern void idgen_raise_position(IdgenGenerator *gen, uint64 position);
 extern void idgen_keeper_register(void);
 extern void idgen_keeper_init(IdgenKeeper *keeper);
 extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
+extern void idgen_keeper_wait_floor(int32 shard, uint64 position,
+									int64 deadline);
 extern const char *idgen_keeper_state_name(IdgenKeeperState state);
 
 /* decode.c */

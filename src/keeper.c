@@ -4,26 +4,49 @@
  *	  The keeper: a background worker that makes idgen's reservation durable.
  *
  * Guarantee: no ID with timestamp t is issued unless a reservation > t is
- * durable (the reservation is an exclusive bound).  Then after an immediate stop, a crash that resets shared
- * memory, a restart with an earlier clock, or the promotion of a standby,
- * every new ID can be put above every ID issued before: the keeper raises
- * each generator's floor past the durable reservation before it lets any
- * generator run.
+ * durable (the reservation is an exclusive bound).  Then after an immediate
+ * stop, a crash that resets shared memory, a restart with an earlier clock,
+ * or the promotion of a standby, every new ID can be put above every ID
+ * issued before: the keeper raises each generator's floor past the durable
+ * reservation before it lets any generator run.
  *
  * Storage.  The reservation lives in the sequence idgen_hwm, a member of
  * the extension in the database idgen.database (created there by the keeper
- * if missing), as an absolute Unix millisecond.  A sequence is WAL-logged,
- * so the value reaches physical standbys and survives crashes, and setval()
- * updates it in place.  The keeper commits each setval() with
- * synchronous_commit at least "on": the commit returns only once the record
- * is flushed, and on a synchronous standby if one is configured.  Only then
- * is the value published in shared memory (IdgenKeeper.hwm_ms).  Backends
- * never write WAL.
+ * in schema public if missing), as an absolute Unix millisecond; the
+ * sequence idgen_epoch records the epoch it was made under, and the table
+ * idgen_shard_floor (1.1) the floors instagram_id_advance() set.  All are
+ * WAL-logged, so they reach physical standbys and survive crashes.
  *
- * The sequence idgen_epoch records the epoch the reservation was made
- * under.  If idgen.epoch differs, the keeper publishes nothing and the
- * generators refuse, since IDs under a new epoch would collide with or sort
- * before the old ones.
+ * Durability.  A value is published in shared memory (IdgenKeeper.hwm_ms)
+ * only after its commit is known flushed locally and, when
+ * synchronous_standby_names is set, confirmed flushed by the synchronous
+ * standbys: synchronous_commit is forced to "on" before every commit,
+ * whatever a reload says, and the commit's end is checked against the
+ * flush and sync-rep positions afterwards, because a cancelled
+ * synchronous-replication wait lets a commit return with only a warning.
+ *
+ * Trust.  The keeper runs as the bootstrap superuser, so everything a
+ * non-superuser could own or rename is hostile.  It runs no SQL built from
+ * names: it finds its objects by OID through the extension's membership
+ * (pg_depend), checks every time that they are what they should be and
+ * owned by a superuser, and reads and writes them through the sequence
+ * functions and the heap directly.  The only SQL text it runs is the
+ * constant CREATE EXTENSION.  It refuses (fails closed) a control database
+ * that a non-superuser owns, or an extension in a schema a non-superuser
+ * owns, and pins the settings it depends on whatever the database's or
+ * role's defaults say.
+ *
+ * Lost state.  If the reservation and the epoch record are both missing
+ * when shared memory is new, this is either the first start or a loss
+ * (extension dropped and re-created, idgen.database pointed elsewhere,
+ * sequences reset).  The file IDGEN_MARKER_FILE in the data directory,
+ * written once durable state first exists, tells the two apart.  After a
+ * loss, IDs of a burst may have run up to idgen.max_lead ahead of the
+ * clock, so every generator is floored at now + max_lead + 1 and a warning
+ * is logged; an epoch changed at the same time cannot be detected any
+ * more (README).  If only one of the two is missing the state is refused
+ * as incomplete.  While shared memory lives, a missing or lowered value is
+ * restored from what was published.
  *
  * Timing.  While IDs are being issued, the keeper keeps the reservation
  * idgen.reservation ahead of the clock, extending it when half of that is
@@ -34,10 +57,10 @@
  * its durable state, and restores it if it went missing or backwards.
  *
  * Failure.  Any error in the keeper is recorded in shared memory and the
- * worker exits; the postmaster starts it again after a second.  Meanwhile
- * the generators use up what is already reserved, then fail with 55000
- * after idgen.max_wait, naming the problem: never do they fall back to the
- * bare clock.
+ * worker exits; the postmaster starts it again, and consecutive failures
+ * back off up to IDGEN_KEEPER_MAX_BACKOFF_MS.  Meanwhile the generators use
+ * up what is already reserved, then fail with 55000 naming the problem:
+ * never do they fall back to the bare clock.
  *
  * IDENTIFICATION
  *	  src/keeper.c
@@ -46,31 +69,64 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
+#include "replication/walsender_private.h"
+#include "storage/fd.h"
 #include "storage/ipc.h"
+#include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
-#include "utils/wait_event.h"
 
 #include "idgen.h"
 
 /* background worker entry point, looked up by name */
 PGDLLEXPORT void idgen_keeper_main(Datum main_arg);
 
-/* schema-qualified names of the two sequences, once found */
-static char *keeper_hwm_seq = NULL;
-static char *keeper_epoch_seq = NULL;
+/* The keeper's objects in idgen.database, found anew in each transaction. */
+typedef struct IdgenKeeperObjects
+{
+	Oid			hwm;			/* sequence idgen_hwm */
+	Oid			epoch;			/* sequence idgen_epoch */
+	Oid			floors;			/* table idgen_shard_floor; invalid in 1.0 */
+} IdgenKeeperObjects;
 
 /* reset at every turn of the worker's loop */
 static MemoryContext keeper_cxt = NULL;
@@ -78,10 +134,43 @@ static MemoryContext keeper_cxt = NULL;
 /* whether this keeper got its database connection */
 static bool keeper_connected = false;
 
+/* wait event ids, registered on first use (compat.h) */
+static uint32 wait_event_main = 0;
+static uint32 wait_event_reservation = 0;
+
+static void idgen_keeper_reserve_to(int64 target_ms);
+
 /* how often the keeper re-reads its durable state */
 #define IDGEN_KEEPER_CHECK_MS 2000
 
-static void idgen_keeper_reserve(int64 target_ms);
+/*
+ * Present in the data directory once the keeper has had durable state
+ * there.  A file, not WAL: it only has to survive what loses the durable
+ * state, and base backups copy it to standbys.
+ */
+#define IDGEN_MARKER_FILE "idgen_state"
+
+/* the longest pause between two failed keeper runs */
+#define IDGEN_KEEPER_MAX_BACKOFF_MS 30000
+
+/*
+ * Settings the keeper depends on, pinned over whatever the configuration,
+ * the database or the role set.  search_path matters only to CREATE
+ * EXTENSION (which sets its own); the others keep a commit synchronous,
+ * writable and free of timeouts that would turn into spurious failures.
+ */
+static const char *const keeper_settings[][2] = {
+	{"search_path", "pg_catalog, pg_temp"},
+	{"synchronous_commit", "on"},
+	{"default_transaction_read_only", "off"},
+	{"default_transaction_isolation", "read committed"},
+	{"statement_timeout", "0"},
+	{"lock_timeout", "0"},
+	{"idle_in_transaction_session_timeout", "0"},
+	{"default_tablespace", ""},
+	{"default_table_access_method", "heap"},
+	{"session_replication_role", "origin"},
+};
 
 #define KEEPER(s) (&(s)->keeper.keeper)
 
@@ -107,6 +196,7 @@ idgen_keeper_init(IdgenKeeper *keeper)
 {
 	pg_atomic_init_u64(&keeper->hwm_ms, 0);
 	pg_atomic_init_u64(&keeper->want_ms, 0);
+	pg_atomic_init_u32(&keeper->floors_pending, 0);
 	ConditionVariableInit(&keeper->cv);
 	SpinLockInit(&keeper->mutex);
 	keeper->state = IDGEN_KEEPER_STARTING;
@@ -114,8 +204,12 @@ idgen_keeper_init(IdgenKeeper *keeper)
 	keeper->durable_unix_ms = 0;
 	keeper->writes = 0;
 	keeper->waits = 0;
-	strlcpy(keeper->message, "the keeper has not loaded the reservation yet",
+	keeper->starts = 0;
+	keeper->failures = 0;
+	strlcpy(keeper->message,
+			"the keeper background worker has not started yet (if the server log says \"too many background workers\", raise \"max_worker_processes\" and restart)",
 			sizeof(keeper->message));
+	keeper->floor_message[0] = '\0';
 }
 
 /*
@@ -156,6 +250,19 @@ idgen_keeper_set_state(IdgenKeeperState state, const char *message)
 	ConditionVariableBroadcast(&keeper->cv);
 }
 
+/* The error of a wait for the keeper that ran out of time. */
+static void
+idgen_keeper_report_unavailable(IdgenKeeperState state, const char *message)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("no durable ID reservation is available"),
+			 errdetail("The idgen keeper's state is \"%s\": %s.",
+					   idgen_keeper_state_name(state), message),
+			 errhint("idgen issues no ID that is not durably reserved. Check the server log for the \"idgen keeper\" background worker; it keeps the reservation in database \"%s\" (\"idgen.database\").",
+					 idgen_database)));
+}
+
 /*
  * Wait until the reservation covers need_ms, or fail.  Called by generators
  * (not holding any lock) whose next position is beyond it; deadline is on
@@ -182,7 +289,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 	{
 		int64		remaining_ms;
 
-			if ((int64) pg_atomic_read_u64(&keeper->hwm_ms) > need_ms)
+		if ((int64) pg_atomic_read_u64(&keeper->hwm_ms) > need_ms)
 			break;
 
 		SpinLockAcquire(&keeper->mutex);
@@ -198,7 +305,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("\"idgen.epoch\" changed since IDs were issued"),
 					 errdetail("%s", message),
-					 errhint("Set \"idgen.epoch\" back and restart. Only if no ID issued under the old epoch is in use any more, run \"ALTER SEQUENCE idgen_epoch RESTART\" in database \"%s\" to adopt the new one.",
+					 errhint("Set \"idgen.epoch\" back and restart. Only if no ID issued under the old epoch is in use any more, run \"ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART\" in database \"%s\" to adopt the new one.",
 							 idgen_database)));
 		}
 
@@ -206,13 +313,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 		if (remaining_ms <= 0)
 		{
 			ConditionVariableCancelSleep();
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("no durable ID reservation is available"),
-					 errdetail("The idgen keeper's state is \"%s\": %s.",
-							   idgen_keeper_state_name(state), message),
-					 errhint("idgen issues no ID that is not durably reserved. Check the server log for the \"idgen keeper\" background worker; it keeps the reservation in database \"%s\" (\"idgen.database\").",
-							 idgen_database)));
+			idgen_keeper_report_unavailable(state, message);
 		}
 
 		if (latch != NULL)
@@ -220,7 +321,8 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 		waited = true;
 		(void) ConditionVariableTimedSleep(&keeper->cv,
 										   Min(remaining_ms, 100),
-										   PG_WAIT_EXTENSION);
+										   idgen_wait_event("IdgenReservation",
+															&wait_event_reservation));
 	}
 	ConditionVariableCancelSleep();
 
@@ -232,15 +334,74 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 	}
 }
 
-/* ---- the worker ---- */
+/*
+ * Ask the keeper to make "position" the durable floor of an instagram
+ * shard, and wait until it has (instagram_id_advance).  The caller has
+ * raised the generator itself already.
+ */
+void
+idgen_keeper_wait_floor(int32 shard, uint64 position, int64 deadline)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenShardControl *sc = &idgen_shared->shards;
+
+	SpinLockAcquire(&keeper->mutex);
+	sc->floor_pending[shard] = Max(sc->floor_pending[shard], position);
+	keeper->floor_message[0] = '\0';
+	SpinLockRelease(&keeper->mutex);
+	pg_atomic_write_u32(&keeper->floors_pending, 1);
+
+	ConditionVariablePrepareToSleep(&keeper->cv);
+	for (;;)
+	{
+		uint64		durable;
+		IdgenKeeperState state;
+		Latch	   *latch;
+		char		message[sizeof(keeper->message)];
+		char		floor_message[sizeof(keeper->floor_message)];
+		int64		remaining_ms;
+
+		SpinLockAcquire(&keeper->mutex);
+		durable = sc->floor_durable[shard];
+		state = keeper->state;
+		latch = keeper->latch;
+		strlcpy(message, keeper->message, sizeof(message));
+		strlcpy(floor_message, keeper->floor_message, sizeof(floor_message));
+		SpinLockRelease(&keeper->mutex);
+
+		if (durable >= position)
+			break;
+		if (floor_message[0] != '\0')
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the new floor of shard %d could not be made durable", shard),
+					 errdetail("%s.", floor_message)));
+		}
+		remaining_ms = deadline - idgen_clock_monotonic_ms();
+		if (remaining_ms <= 0)
+		{
+			ConditionVariableCancelSleep();
+			idgen_keeper_report_unavailable(state, message);
+		}
+		if (latch != NULL)
+			SetLatch(latch);
+		(void) ConditionVariableTimedSleep(&keeper->cv,
+										   Min(remaining_ms, 100),
+										   idgen_wait_event("IdgenReservation",
+															&wait_event_reservation));
+	}
+	ConditionVariableCancelSleep();
+}
+
+/* ---- the worker: transactions and trust ---- */
 
 static void
 idgen_keeper_begin(const char *activity)
 {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, activity);
 }
@@ -248,88 +409,425 @@ idgen_keeper_begin(const char *activity)
 static void
 idgen_keeper_commit(void)
 {
-	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(keeper_cxt);
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
-/* Run a query returning one bigint (possibly NULL); args are bigints. */
-static bool
-idgen_keeper_int8(const char *sql, int nargs, int64 *args, int64 *result)
-{
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1];
-	bool		isnull;
-	int			ret;
-
-	Assert(nargs <= 1);
-	if (nargs == 1)
-		values[0] = Int64GetDatum(args[0]);
-	ret = SPI_execute_with_args(sql, nargs, argtypes, values, NULL, false, 1);
-	if (ret != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "idgen keeper query failed: %s", sql);
-	*result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										  SPI_tuptable->tupdesc, 1, &isnull));
-	return !isnull;
-}
-
 /*
- * Find the extension's sequences, creating the extension in this database
- * if it is not there.  Caller has begun a transaction.
+ * Commit, and make sure that what was written is durable: flushed here,
+ * and flushed by the synchronous standbys if synchronous_standby_names is
+ * set.  The commit itself waits for both, but a cancelled (or terminated)
+ * synchronous-replication wait returns with only a warning, so we check
+ * the positions afterwards and throw if the commit is not covered: the
+ * caller then publishes nothing.
  */
 static void
-idgen_keeper_find_sequences(void)
+idgen_keeper_commit_durably(const char *what)
 {
-	char	   *schema;
-	MemoryContext oldcxt;
+	XLogRecPtr	before = XactLastCommitEnd;
+	XLogRecPtr	end;
 
-	/* not read-only, so that SPI sees the extension once we create it */
-	if (SPI_execute("SELECT n.nspname FROM pg_catalog.pg_extension e "
-					"JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
-					"WHERE e.extname = 'idgen'", false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not look up extension idgen");
-	if (SPI_processed == 0)
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	idgen_keeper_commit();
+
+	end = XactLastCommitEnd;
+	if (end == before)
+		return;					/* nothing was written */
+
+	if (GetFlushRecPtr(NULL) < end)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s was committed but not flushed to WAL", what)));
+
+	if (max_wal_senders > 0 && SyncRepStandbyNames != NULL &&
+		SyncRepStandbyNames[0] != '\0')
 	{
-		ereport(LOG,
-				(errmsg("idgen keeper: creating extension idgen in database \"%s\" to hold the ID reservation",
-						idgen_database)));
-		if (SPI_execute("CREATE EXTENSION idgen", false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not create extension idgen");
-		idgen_keeper_find_sequences();
-		return;
-	}
-	schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		XLogRecPtr	confirmed;
 
-	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
-	keeper_hwm_seq = psprintf("%s.idgen_hwm", quote_identifier(schema));
-	keeper_epoch_seq = psprintf("%s.idgen_epoch", quote_identifier(schema));
-	MemoryContextSwitchTo(oldcxt);
+		LWLockAcquire(SyncRepLock, LW_SHARED);
+		confirmed = WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH];
+		LWLockRelease(SyncRepLock);
+		if (confirmed < end)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("%s was not confirmed by the synchronous standbys", what),
+					 errdetail("The wait for \"synchronous_standby_names\" ended before they confirmed it (cancelled or terminated); nothing is published until a commit is confirmed.")));
+	}
+}
+
+static Oid
+idgen_keeper_database_owner(void)
+{
+	HeapTuple	tup;
+	Oid			owner;
+
+	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
+	owner = ((Form_pg_database) GETSTRUCT(tup))->datdba;
+	ReleaseSysCache(tup);
+	return owner;
 }
 
 /*
- * Load the durable state: check the recorded epoch (recording it on first
- * use) and, if shared memory is new, raise every generator's floor above
- * the durable reservation.  Returns false if the epoch has changed.
+ * Is a role that owns something in this database a superuser?  A schema
+ * owned by pg_database_owner (public, from PostgreSQL 15 on) is in effect
+ * owned by the database's owner.
+ */
+static bool
+idgen_keeper_role_trusted(Oid roleid)
+{
+	if (roleid == ROLE_PG_DATABASE_OWNER)
+		roleid = idgen_keeper_database_owner();
+	return superuser_arg(roleid);
+}
+
+static Oid
+idgen_keeper_namespace_owner(Oid nspid)
+{
+	HeapTuple	tup;
+	Oid			owner;
+
+	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nspid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for schema %u", nspid);
+	owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/*
+ * The owner of idgen.database can drop or rename anything in it that it
+ * owns, and set the keeper's defaults with ALTER DATABASE: only a
+ * superuser may own it.
+ */
+static void
+idgen_keeper_check_database(void)
+{
+	Oid			owner = idgen_keeper_database_owner();
+
+	if (!superuser_arg(owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("database \"%s\" is owned by role \"%s\", which is not a superuser",
+						idgen_database, GetUserNameFromId(owner, true)),
+				 errdetail("The keeper keeps the durable ID reservation of the whole server there; a non-superuser owner could tamper with it."),
+				 errhint("Make a superuser the owner of database \"%s\", or set \"idgen.database\" to a database a superuser owns.",
+						 idgen_database)));
+}
+
+/*
+ * Create the extension in schema public, which must be controlled by
+ * superusers only.  The statement is constant text: nothing in it comes
+ * from the catalogs.
+ */
+static void
+idgen_keeper_create_extension(void)
+{
+	Oid			nsp = get_namespace_oid("public", true);
+
+	if (!OidIsValid(nsp) ||
+		!idgen_keeper_role_trusted(idgen_keeper_namespace_owner(nsp)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension idgen is not installed in database \"%s\"",
+						idgen_database),
+				 errdetail("The keeper creates it only in schema \"public\", and only if that schema exists and belongs to a superuser."),
+				 errhint("As a superuser, run CREATE EXTENSION idgen in database \"%s\", in a schema only superusers own.",
+						 idgen_database)));
+
+	ereport(LOG,
+			(errmsg("idgen keeper: creating extension idgen in database \"%s\" to hold the ID reservation",
+					idgen_database)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("CREATE EXTENSION idgen SCHEMA public", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not create extension idgen");
+	SPI_finish();
+	CommandCounterIncrement();
+}
+
+/* The owner and schema of the extension with OID extoid. */
+static void
+idgen_keeper_extension_owner(Oid extoid, Oid *owner, Oid *schema)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "could not find extension %u", extoid);
+	*owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	*schema = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+}
+
+/*
+ * Check one member relation of the extension and note it if it is one of
+ * ours: a permanent relation of the expected kind, owned by a superuser.
+ */
+static void
+idgen_keeper_note_member(Oid relid, IdgenKeeperObjects *objs)
+{
+	HeapTuple	tup;
+	Form_pg_class cls;
+	Oid		   *slot = NULL;
+	char		kind = RELKIND_SEQUENCE;
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	cls = (Form_pg_class) GETSTRUCT(tup);
+	if (strcmp(NameStr(cls->relname), "idgen_hwm") == 0)
+		slot = &objs->hwm;
+	else if (strcmp(NameStr(cls->relname), "idgen_epoch") == 0)
+		slot = &objs->epoch;
+	else if (strcmp(NameStr(cls->relname), "idgen_shard_floor") == 0)
+	{
+		slot = &objs->floors;
+		kind = RELKIND_RELATION;
+	}
+	if (slot != NULL)
+	{
+		if (cls->relkind != kind ||
+			cls->relpersistence != RELPERSISTENCE_PERMANENT ||
+			!superuser_arg(cls->relowner))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("idgen's \"%s\" in database \"%s\" is not a logged %s owned by a superuser",
+							NameStr(cls->relname), idgen_database,
+							kind == RELKIND_SEQUENCE ? "sequence" : "table"),
+					 errdetail("The keeper keeps the durable ID reservation there and trusts nothing else."),
+					 errhint("Drop and re-create the extension in database \"%s\" as a superuser.",
+							 idgen_database)));
+		*slot = relid;
+	}
+	ReleaseSysCache(tup);
+}
+
+/*
+ * Find the keeper's objects by OID, creating the extension if it is not
+ * there, and check that no non-superuser controls them.  Caller has begun
+ * a transaction.
+ */
+static void
+idgen_keeper_find_objects(IdgenKeeperObjects *objs)
+{
+	Oid			extoid;
+	Oid			extowner;
+	Oid			extschema;
+	Relation	rel;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	idgen_keeper_check_database();
+
+	extoid = get_extension_oid("idgen", true);
+	if (!OidIsValid(extoid))
+	{
+		idgen_keeper_create_extension();
+		extoid = get_extension_oid("idgen", false);
+	}
+	idgen_keeper_extension_owner(extoid, &extowner, &extschema);
+	if (!superuser_arg(extowner) ||
+		!idgen_keeper_role_trusted(idgen_keeper_namespace_owner(extschema)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("extension idgen in database \"%s\" is in a schema, or has an owner, that is not a superuser",
+						idgen_database),
+				 errdetail("The keeper keeps the durable ID reservation there; whoever owns the schema could drop or replace it."),
+				 errhint("As a superuser, move it with ALTER EXTENSION idgen SET SCHEMA to a schema only superusers own.")));
+
+	objs->hwm = InvalidOid;
+	objs->epoch = InvalidOid;
+	objs->floors = InvalidOid;
+
+	rel = table_open(DependRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(ExtensionRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, DependReferenceIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tup);
+
+		if (dep->deptype == DEPENDENCY_EXTENSION &&
+			dep->classid == RelationRelationId)
+			idgen_keeper_note_member(dep->objid, objs);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (!OidIsValid(objs->hwm) || !OidIsValid(objs->epoch))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension idgen in database \"%s\" lacks its sequences idgen_hwm and idgen_epoch",
+						idgen_database),
+				 errhint("Drop and re-create the extension in database \"%s\" as a superuser.",
+						 idgen_database)));
+}
+
+/* A sequence's value, or false if it has none yet (not is_called). */
+static bool
+idgen_keeper_read_sequence(Oid seqoid, int64 *value)
+{
+	LOCAL_FCINFO(fcinfo, 1);
+	Datum		result;
+
+	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = ObjectIdGetDatum(seqoid);
+	fcinfo->args[0].isnull = false;
+	result = pg_sequence_last_value(fcinfo);
+	if (fcinfo->isnull)
+		return false;
+	*value = DatumGetInt64(result);
+	return true;
+}
+
+static void
+idgen_keeper_write_sequence(Oid seqoid, int64 value)
+{
+	(void) DirectFunctionCall2(setval_oid, ObjectIdGetDatum(seqoid),
+							   Int64GetDatum(value));
+}
+
+/*
+ * Open idgen_shard_floor and check that it is a plain heap table of
+ * (integer, bigint) without indexes, which is all the keeper's direct heap
+ * access handles.
+ */
+static Relation
+idgen_keeper_open_floors(Oid relid, LOCKMODE lockmode)
+{
+	Relation	rel = table_open(relid, lockmode);
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID ||
+		desc->natts != 2 ||
+		TupleDescAttr(desc, 0)->atttypid != INT4OID ||
+		TupleDescAttr(desc, 0)->attisdropped ||
+		TupleDescAttr(desc, 1)->atttypid != INT8OID ||
+		TupleDescAttr(desc, 1)->attisdropped ||
+		rel->rd_rel->relhasindex)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen's table idgen_shard_floor in database \"%s\" has been altered",
+						idgen_database),
+				 errhint("Drop and re-create the extension in database \"%s\" as a superuser.",
+						 idgen_database)));
+	return rel;
+}
+
+/*
+ * Apply the durable shard floors to fresh shared memory.  The table only
+ * ever gains rows; a shard's floor is its highest.
+ */
+static void
+idgen_keeper_load_floors(Oid relid)
+{
+	IdgenShardControl *sc = &idgen_shared->shards;
+	Relation	rel = idgen_keeper_open_floors(relid, AccessShareLock);
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	HeapTuple	tup;
+
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[2];
+		bool		nulls[2];
+		int32		shard;
+		int64		id;
+		uint64		position;
+
+		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
+		if (nulls[0] || nulls[1])
+			continue;
+		shard = DatumGetInt32(values[0]);
+		id = DatumGetInt64(values[1]);
+		if (shard < 0 || shard > IDGEN_INSTAGRAM_MAX_SHARD || id < 0)
+			continue;
+		position = ((uint64) (id >> IDGEN_INSTAGRAM_TIME_SHIFT) << IDGEN_INSTAGRAM_SEQ_BITS) |
+			(id & IDGEN_INSTAGRAM_MAX_SEQ);
+		idgen_raise_position(&idgen_shared->instagram[shard].gen, position);
+		sc->floor_durable[shard] = Max(sc->floor_durable[shard], position);
+		sc->floor_pending[shard] = Max(sc->floor_pending[shard], position);
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+}
+
+/* ---- the worker: loading, reserving, floors ---- */
+
+static bool
+idgen_keeper_marker_exists(void)
+{
+	struct stat st;
+
+	return stat(IDGEN_MARKER_FILE, &st) == 0;
+}
+
+/* Write the marker file durably, once durable state exists. */
+static void
+idgen_keeper_write_marker(void)
+{
+	FILE	   *f;
+
+	if (idgen_keeper_marker_exists())
+		return;
+	f = AllocateFile(IDGEN_MARKER_FILE, PG_BINARY_W);
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", IDGEN_MARKER_FILE)));
+	fprintf(f, "idgen keeps its durable ID reservation in database \"%s\" of this cluster.\n"
+			"Without this file, a missing reservation is taken for a first start.\n",
+			idgen_database);
+	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", IDGEN_MARKER_FILE)));
+	if (FreeFile(f) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", IDGEN_MARKER_FILE)));
+	fsync_fname(".", true);
+}
+
+/*
+ * Load the durable state: check the recorded epoch and, if shared memory
+ * is new, raise every generator's floor above the durable reservation and
+ * apply the shard floors.  Restores what went missing while shared memory
+ * lives.  Returns false if generation must not go on (epoch changed, state
+ * incomplete); the state says why.
  */
 static bool
 idgen_keeper_load(void)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
-	int64		recorded_epoch;
+	IdgenKeeperObjects objs;
+	int64		recorded_epoch = 0;
 	int64		durable = 0;
 	bool		have_epoch;
 	bool		have_hwm;
-	char	   *sql;
+	bool		wrote = false;
+	int64		published = (int64) pg_atomic_read_u64(&keeper->hwm_ms);
+	int64		floor_unix_ms = 0;
 
 	idgen_keeper_begin("idgen keeper: loading reservation");
-	if (keeper_hwm_seq == NULL)
-		idgen_keeper_find_sequences();
+	idgen_keeper_find_objects(&objs);
+	have_epoch = idgen_keeper_read_sequence(objs.epoch, &recorded_epoch);
+	have_hwm = idgen_keeper_read_sequence(objs.hwm, &durable);
 
-	sql = psprintf("SELECT CASE WHEN is_called THEN last_value END FROM %s",
-				   keeper_epoch_seq);
-	have_epoch = idgen_keeper_int8(sql, 0, NULL, &recorded_epoch);
 	if (have_epoch && recorded_epoch != idgen_epoch_unix_ms)
 	{
 		char	   *message;
@@ -341,78 +839,109 @@ idgen_keeper_load(void)
 		idgen_keeper_set_state(IDGEN_KEEPER_EPOCH_CHANGED, message);
 		return false;
 	}
-	if (!have_epoch)
-	{
-		int64		epoch = idgen_epoch_unix_ms;
 
-		(void) idgen_keeper_int8(psprintf("SELECT pg_catalog.setval('%s', $1)",
-										  keeper_epoch_seq),
-								 1, &epoch, &recorded_epoch);
+	if (published == 0)
+	{
+		/* shared memory is new: nothing issued in it yet */
+		if (have_hwm != have_epoch)
+		{
+			idgen_keeper_commit();
+			idgen_keeper_set_state(IDGEN_KEEPER_FAILED,
+								   psprintf("the durable state in database \"%s\" is incomplete: %s is missing; restore it from a backup, or reset both with \"ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART\" to start afresh above the clock",
+											idgen_database,
+											have_hwm ? "the epoch record idgen_epoch" : "the reservation idgen_hwm"));
+			return false;
+		}
+		if (have_hwm)
+			floor_unix_ms = durable;
+		else
+		{
+			idgen_keeper_write_sequence(objs.epoch, idgen_epoch_unix_ms);
+			wrote = true;
+			if (idgen_keeper_marker_exists())
+			{
+				/*
+				 * The state was lost.  A burst before the loss may have
+				 * issued up to idgen.max_lead ahead of the clock.
+				 */
+				floor_unix_ms = idgen_clock_unix_ms() + idgen_max_lead_ms + 1;
+				ereport(WARNING,
+						(errmsg("idgen keeper: the durable ID reservation in database \"%s\" is missing; IDs resume %d ms ahead of the clock",
+								idgen_database, idgen_max_lead_ms + 1),
+						 errdetail("This server had durable idgen state before (file \"%s\"); it was dropped, reset, or \"idgen.database\" was changed. IDs issued before under another \"idgen.epoch\" can no longer be detected.",
+								   IDGEN_MARKER_FILE)));
+			}
+		}
+		if (OidIsValid(objs.floors))
+			idgen_keeper_load_floors(objs.floors);
+	}
+	else if (!have_epoch)
+	{
+		/* lost while we run: the epoch cannot have changed (start-time) */
+		idgen_keeper_write_sequence(objs.epoch, idgen_epoch_unix_ms);
+		wrote = true;
 	}
 
-	sql = psprintf("SELECT CASE WHEN is_called THEN last_value END FROM %s",
-				   keeper_hwm_seq);
-	have_hwm = idgen_keeper_int8(sql, 0, NULL, &durable);
-	idgen_keeper_commit();
+	if (wrote)
+		idgen_keeper_commit_durably("the epoch record");
+	else
+		idgen_keeper_commit();
+	idgen_keeper_write_marker();
 
-	/*
-	 * If hwm_ms is still 0, shared memory is new (server start, crash
-	 * restart, promotion) and nothing has been issued in it yet: generators
-	 * cannot issue before a reservation is published.  IDs below the durable
-	 * reservation may exist from before, so start everyone at it.  A
-	 * restarted keeper in the same shared memory finds hwm_ms set and the
-	 * generators' state intact.
-	 */
-	if (pg_atomic_read_u64(&keeper->hwm_ms) == 0 && have_hwm)
+	if (published == 0)
 	{
-		int64		floor_ms = durable - idgen_epoch_unix_ms;
+		int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms;
 
 		idgen_raise_floor(&idgen_shared->snowflake.gen,
 						  &idgen_snowflake_layout, floor_ms);
 		for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 			idgen_raise_floor(&idgen_shared->instagram[i].gen,
 							  &idgen_instagram_layout, floor_ms);
-		ereport(LOG,
-				(errmsg("idgen keeper: IDs resume above the durable reservation %s",
-						timestamptz_to_str((durable - IDGEN_UNIX_TO_PG_MS) * 1000))));
+		if (floor_unix_ms > 0)
+			ereport(LOG,
+					(errmsg("idgen keeper: IDs resume above %s",
+							timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
 	}
 
-	SpinLockAcquire(&keeper->mutex);
-	if (have_hwm)
+	/*
+	 * What is on disk is what a new shared memory starts from.  Later, only
+	 * what was published counts: a value whose synchronous-replication wait
+	 * was cancelled is on disk here, but not durable in our sense.
+	 */
+	if (published == 0 && have_hwm)
+	{
+		SpinLockAcquire(&keeper->mutex);
 		keeper->durable_unix_ms = durable;
-	SpinLockRelease(&keeper->mutex);
+		SpinLockRelease(&keeper->mutex);
+	}
 
 	/*
 	 * Generators may already issue below the published reservation.  If the
 	 * durable value is missing or lower (the extension was dropped and has
-	 * just been re-created), restore it now rather than at the next write.
+	 * just been re-created, or the sequence was reset), restore it now
+	 * rather than at the next write.
 	 */
+	if (published > 0 &&
+		(!have_hwm || durable - idgen_epoch_unix_ms < published))
 	{
-		int64		published = (int64) pg_atomic_read_u64(&keeper->hwm_ms);
-
-		if (published > 0 &&
-			(!have_hwm || durable - idgen_epoch_unix_ms < published))
-		{
-			ereport(LOG,
-					(errmsg("idgen keeper: restoring the durable reservation in database \"%s\"",
-							idgen_database)));
-			idgen_keeper_reserve(published);
-		}
+		ereport(LOG,
+				(errmsg("idgen keeper: restoring the durable reservation in database \"%s\"",
+						idgen_database)));
+		idgen_keeper_reserve_to(published);
 	}
 	return true;
 }
 
 /*
  * Make a reservation of everything below target_ms (ms since epoch)
- * durable, then publish it.  The commit waits for the WAL flush (and a synchronous
- * standby), since the keeper runs with synchronous_commit at least "on".
+ * durable, then publish it.
  */
 static void
-idgen_keeper_reserve(int64 target_ms)
+idgen_keeper_reserve_to(int64 target_ms)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenKeeperObjects objs;
 	int64		unix_ms = target_ms + idgen_epoch_unix_ms;
-	int64		stored;
 
 	/*
 	 * Say what we wait for: if the commit blocks (a synchronous standby that
@@ -425,14 +954,14 @@ idgen_keeper_reserve(int64 target_ms)
 	SpinLockRelease(&keeper->mutex);
 
 	idgen_keeper_begin("idgen keeper: extending reservation");
-	(void) idgen_keeper_int8(psprintf("SELECT pg_catalog.setval('%s', $1)",
-									  keeper_hwm_seq),
-							 1, &unix_ms, &stored);
-	idgen_keeper_commit();
+	idgen_keeper_find_objects(&objs);
+	idgen_keeper_write_sequence(objs.hwm, unix_ms);
+	idgen_keeper_commit_durably("the ID reservation");
 
 	SpinLockAcquire(&keeper->mutex);
 	keeper->durable_unix_ms = unix_ms;
 	keeper->writes++;
+	keeper->failures = 0;
 	keeper->state = IDGEN_KEEPER_READY;
 	strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
 	SpinLockRelease(&keeper->mutex);
@@ -441,24 +970,107 @@ idgen_keeper_reserve(int64 target_ms)
 	ConditionVariableBroadcast(&keeper->cv);
 }
 
-/* Highest millisecond any generator has issued (or been floored to). */
-static int64
-idgen_keeper_issued_ms(void)
+/*
+ * Commit the shard floors instagram_id_advance() asked for, then tell the
+ * waiting callers.  A floor is a row (shard, id); rows are only added.
+ */
+static void
+idgen_keeper_persist_floors(void)
 {
-	uint64		ms = 0;
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenShardControl *sc = &idgen_shared->shards;
+	IdgenKeeperObjects objs;
+	int32	   *shards;
+	uint64	   *positions;
+	int			n = 0;
+	Relation	rel;
 
-	SpinLockAcquire(&idgen_shared->snowflake.gen.mutex);
-	ms = idgen_shared->snowflake.gen.last >> IDGEN_SNOWFLAKE_SEQ_BITS;
-	SpinLockRelease(&idgen_shared->snowflake.gen.mutex);
+	if (pg_atomic_exchange_u32(&keeper->floors_pending, 0) == 0)
+		return;
+
+	shards = palloc(sizeof(int32) * IDGEN_INSTAGRAM_NSHARDS);
+	positions = palloc(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
+	SpinLockAcquire(&keeper->mutex);
 	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 	{
-		IdgenGenerator *gen = &idgen_shared->instagram[i].gen;
-
-		SpinLockAcquire(&gen->mutex);
-		ms = Max(ms, gen->last >> IDGEN_INSTAGRAM_SEQ_BITS);
-		SpinLockRelease(&gen->mutex);
+		if (sc->floor_pending[i] > sc->floor_durable[i])
+		{
+			shards[n] = i;
+			positions[n++] = sc->floor_pending[i];
+		}
 	}
-	return (int64) ms;
+	SpinLockRelease(&keeper->mutex);
+	if (n == 0)
+		return;
+
+	idgen_keeper_begin("idgen keeper: recording shard floors");
+	idgen_keeper_find_objects(&objs);
+	if (!OidIsValid(objs.floors))
+	{
+		idgen_keeper_commit();
+		SpinLockAcquire(&keeper->mutex);
+		snprintf(keeper->floor_message, sizeof(keeper->floor_message),
+				 "Database \"%s\" has idgen 1.0, which has no table for shard floors; run ALTER EXTENSION idgen UPDATE there",
+				 idgen_database);
+		SpinLockRelease(&keeper->mutex);
+		ConditionVariableBroadcast(&keeper->cv);
+		return;
+	}
+	rel = idgen_keeper_open_floors(objs.floors, RowExclusiveLock);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+		uint64		p = positions[i];
+
+		values[0] = Int32GetDatum(shards[i]);
+		values[1] = Int64GetDatum(idgen_instagram_compose(p >> IDGEN_INSTAGRAM_SEQ_BITS,
+														  shards[i],
+														  p & IDGEN_INSTAGRAM_MAX_SEQ));
+		simple_heap_insert(rel, heap_form_tuple(RelationGetDescr(rel),
+												values, nulls));
+	}
+	table_close(rel, RowExclusiveLock);
+	idgen_keeper_commit_durably("a shard floor");
+
+	SpinLockAcquire(&keeper->mutex);
+	for (int i = 0; i < n; i++)
+		sc->floor_durable[shards[i]] = Max(sc->floor_durable[shards[i]],
+										   positions[i]);
+	SpinLockRelease(&keeper->mutex);
+	ConditionVariableBroadcast(&keeper->cv);
+}
+
+/*
+ * Copy changes of idgen.shards (as this process last read it) into the
+ * generators' owned flags.  Only shards whose setting changed since the
+ * last copy are touched, so a shard released with instagram_id_release()
+ * stays released until its setting changes.
+ */
+static void
+idgen_keeper_apply_shards(void)
+{
+	uint8	   *applied = idgen_shared->shards.applied;
+
+	for (int byte = 0; byte < IDGEN_INSTAGRAM_NSHARDS / 8; byte++)
+	{
+		uint8		changed = applied[byte] ^ idgen_owned_shards[byte];
+
+		if (changed == 0)
+			continue;
+		for (int bit = 0; bit < 8; bit++)
+		{
+			IdgenGenerator *gen;
+
+			if (((changed >> bit) & 1) == 0)
+				continue;
+			gen = &idgen_shared->instagram[byte * 8 + bit].gen;
+			SpinLockAcquire(&gen->mutex);
+			gen->owned = (idgen_owned_shards[byte] >> bit) & 1;
+			SpinLockRelease(&gen->mutex);
+		}
+		applied[byte] = idgen_owned_shards[byte];
+	}
 }
 
 /*
@@ -473,9 +1085,10 @@ idgen_keeper_tick(void)
 	int64		want = (int64) pg_atomic_read_u64(&keeper->want_ms);
 	int64		now = idgen_clock_ms();
 	int64		half = idgen_reservation_ms / 2;
-
-	int64		issued = idgen_keeper_issued_ms();
+	int64		issued = (int64) pg_atomic_read_u64(&idgen_shared->issued.ms);
 	int64		edge = Max(now, issued);
+
+	idgen_keeper_persist_floors();
 
 	/*
 	 * Extend when a generator waits for it, on first start, or when IDs are
@@ -489,9 +1102,33 @@ idgen_keeper_tick(void)
 	{
 		int64		target = Max(edge, want) + idgen_reservation_ms;
 
-		idgen_keeper_reserve(Max(target, hwm));
+		idgen_keeper_reserve_to(Max(target, hwm));
 	}
 	return Max(half / 2, 1);
+}
+
+/*
+ * A reservation reaching further ahead than a call may wait makes the first
+ * calls after a restart that follows a burst fail instead of wait: say so
+ * whenever the pair changes.
+ */
+static void
+idgen_keeper_check_settings(void)
+{
+	static int	warned_reservation = -1;
+	static int	warned_max_wait = -1;
+
+	if (idgen_reservation_ms <= idgen_max_wait_ms ||
+		(warned_reservation == idgen_reservation_ms &&
+		 warned_max_wait == idgen_max_wait_ms))
+		return;
+	warned_reservation = idgen_reservation_ms;
+	warned_max_wait = idgen_max_wait_ms;
+	ereport(WARNING,
+			(errmsg("\"idgen.reservation\" (%d ms) is longer than \"idgen.max_wait\" (%d ms)",
+					idgen_reservation_ms, idgen_max_wait_ms),
+			 errdetail("After a restart that follows a burst, IDs resume up to \"idgen.reservation\" ahead of the clock; calls then wait at most \"idgen.max_wait\" and fail beyond it."),
+			 errhint("Set \"idgen.max_wait\" to at least \"idgen.reservation\".")));
 }
 
 static void
@@ -515,14 +1152,49 @@ idgen_keeper_on_exit(int code, Datum arg)
 		strlcpy(keeper->message, "the keeper exited and is being restarted",
 				sizeof(keeper->message));
 	}
+	if (keeper->state == IDGEN_KEEPER_FAILED)
+		keeper->failures++;
 	SpinLockRelease(&keeper->mutex);
 	ConditionVariableBroadcast(&keeper->cv);
+}
+
+/*
+ * After consecutive failures, wait longer before trying again (the
+ * postmaster's restart interval is one second): a database that does not
+ * exist should not fill the log with a FATAL every second.
+ */
+static void
+idgen_keeper_back_off(uint32 failures)
+{
+	long		delay_ms;
+
+	if (failures <= 1)
+		return;
+	delay_ms = Min((long) IDGEN_KEEPER_MAX_BACKOFF_MS,
+				   1000L << Min(failures - 1, 5)) - 1000;
+	ereport(LOG,
+			(errmsg("idgen keeper: %u consecutive failures; next attempt in %ld ms",
+					failures, delay_ms + 1000)));
+	/* the latch may be set already, and is set by every signal */
+	for (int64 until = idgen_clock_monotonic_ms() + delay_ms;;)
+	{
+		int64		remaining_ms = until - idgen_clock_monotonic_ms();
+
+		CHECK_FOR_INTERRUPTS();
+		if (remaining_ms <= 0)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 remaining_ms,
+						 idgen_wait_event("IdgenKeeperMain", &wait_event_main));
+		ResetLatch(MyLatch);
+	}
 }
 
 void
 idgen_keeper_main(Datum main_arg)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	uint32		failures;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -530,9 +1202,12 @@ idgen_keeper_main(Datum main_arg)
 
 	SpinLockAcquire(&keeper->mutex);
 	keeper->latch = MyLatch;
+	keeper->starts++;
+	failures = keeper->failures;
 	SpinLockRelease(&keeper->mutex);
 	before_shmem_exit(idgen_keeper_on_exit, 0);
 
+	idgen_keeper_back_off(failures);
 	idgen_keeper_set_state(IDGEN_KEEPER_STARTING,
 						   psprintf("the keeper is connecting to database \"%s\"",
 									idgen_database));
@@ -548,16 +1223,9 @@ idgen_keeper_main(Datum main_arg)
 		keeper_connected = true;
 		MemoryContextSwitchTo(keeper_cxt);
 
-		/*
-		 * A reservation must be durable before it is used: whatever the
-		 * server's defaults, commit with at least a local and
-		 * synchronous-standby flush, and in read-write transactions.
-		 */
-		if (synchronous_commit < SYNCHRONOUS_COMMIT_ON)
-			SetConfigOption("synchronous_commit", "on", PGC_SUSET,
-							PGC_S_OVERRIDE);
-		SetConfigOption("default_transaction_read_only", "off", PGC_SUSET,
-						PGC_S_OVERRIDE);
+		for (int i = 0; i < lengthof(keeper_settings); i++)
+			SetConfigOption(keeper_settings[i][0], keeper_settings[i][1],
+							PGC_SUSET, PGC_S_OVERRIDE);
 
 		for (;;)
 		{
@@ -570,6 +1238,8 @@ idgen_keeper_main(Datum main_arg)
 				ConfigReloadPending = false;
 				ProcessConfigFile(PGC_SIGHUP);
 			}
+			idgen_keeper_check_settings();
+			idgen_keeper_apply_shards();
 
 			/*
 			 * Load again every IDGEN_KEEPER_CHECK_MS, even when idle: that
@@ -587,7 +1257,8 @@ idgen_keeper_main(Datum main_arg)
 
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 sleep_ms, PG_WAIT_EXTENSION);
+							 sleep_ms,
+							 idgen_wait_event("IdgenKeeperMain", &wait_event_main));
 			ResetLatch(MyLatch);
 		}
 	}

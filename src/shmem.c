@@ -40,18 +40,6 @@ idgen_shmem_request(void)
 }
 
 static void
-idgen_generator_init(IdgenGenerator *gen)
-{
-	SpinLockInit(&gen->mutex);
-	gen->last = 0;
-	gen->clock_ms = 0;
-	gen->issued = 0;
-	gen->borrowed = 0;
-	gen->waits = 0;
-	gen->regressions = 0;
-}
-
-static void
 idgen_shmem_startup(void)
 {
 	bool		found;
@@ -63,10 +51,22 @@ idgen_shmem_startup(void)
 	idgen_shared = ShmemInitStruct("idgen", sizeof(IdgenShared), &found);
 	if (!found)
 	{
+		/*
+		 * Shard ownership starts as the postmaster read idgen.shards; from
+		 * here on the keeper applies changes of the setting (keeper.c).
+		 */
 		idgen_keeper_init(&idgen_shared->keeper.keeper);
-		idgen_generator_init(&idgen_shared->snowflake.gen);
+		pg_atomic_init_u64(&idgen_shared->issued.ms, 0);
+		idgen_generator_init(&idgen_shared->snowflake.gen, true);
 		for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
-			idgen_generator_init(&idgen_shared->instagram[i].gen);
+			idgen_generator_init(&idgen_shared->instagram[i].gen,
+								 idgen_owns_shard(i));
+		memset(idgen_shared->shards.floor_pending, 0,
+			   sizeof(idgen_shared->shards.floor_pending));
+		memset(idgen_shared->shards.floor_durable, 0,
+			   sizeof(idgen_shared->shards.floor_durable));
+		memcpy(idgen_shared->shards.applied, idgen_owned_shards,
+			   sizeof(idgen_shared->shards.applied));
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -93,6 +93,23 @@ idgen_report_not_preloaded(const char *funcname)
 					funcname),
 			 errhint("Add idgen to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
 	pg_unreachable();
+}
+
+/*
+ * Functions with a server-wide effect check this in C, not only by ACL:
+ * a GRANT in one database must not hand a non-superuser a lever on every
+ * database's IDs.
+ */
+void
+idgen_require_superuser(const char *funcname)
+{
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for function %s", funcname),
+				 errdetail("%s() changes how every database of the server issues IDs.",
+						   funcname),
+				 errhint("Only superusers may call it, whatever EXECUTE privileges say.")));
 }
 
 /*

@@ -166,11 +166,21 @@ $start->('start');
 like(error_of($node, 'SELECT instagram_id(21)'), qr/^55000: "idgen.epoch" changed/,
 	'the new epoch is refused first');
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT instagram_id(21)');
-like($err, qr/HINT:.*"ALTER SEQUENCE idgen_epoch RESTART" in database "postgres"/,
-	'the hint names the command and the database');
+like($err, qr/HINT:.*"ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART" in database "postgres"/,
+	'the hint names the commands and the database');
+# Resetting the epoch record alone leaves a reservation without the epoch it
+# was made under: never adopted silently, refused as incomplete.
 $node->safe_psql('postgres', 'ALTER SEQUENCE idgen_epoch RESTART');
+ok($node->poll_query_until('postgres',
+		"SELECT keeper_message ~ 'incomplete: the epoch record idgen_epoch is missing' FROM idgen_status()"),
+	'the epoch record alone reset: the state is refused as incomplete');
+like(error_of($node, 'SELECT instagram_id(21)'), qr/^55000: no durable ID reservation is available/,
+	'and generators fail closed');
+$node->safe_psql('postgres', 'ALTER SEQUENCE idgen_hwm RESTART');
 ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
-	'after ALTER SEQUENCE idgen_epoch RESTART the keeper adopts the new epoch');
+	'after resetting both, as the hint says, the keeper adopts the new epoch');
+like(slurp_file($node->logfile), qr/durable ID reservation in database "postgres" is missing; IDs resume \d+ ms ahead of the clock/,
+	'and says in the log that IDs resume ahead of the clock');
 is($node->safe_psql('postgres', q{
 	SELECT epoch = '2025-01-01 00:00:00+00',
 	       abs(extract(epoch FROM instagram_id_time(instagram_id(21)) - clock_timestamp())) < 60

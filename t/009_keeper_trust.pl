@@ -1,0 +1,161 @@
+# The keeper runs as superuser: nothing a non-superuser owns or renames in
+# its database may run as superuser or feed it a forged reservation.
+#
+# A control database owned by a non-superuser is refused outright (its
+# owner can rename and replace anything in it); the attacks of 1.0's
+# keeper, which pasted schema names into SQL, are tried anyway.  Once a
+# superuser owns the database, the keeper finds its sequences by OID and
+# ignores look-alikes that the former owner left behind.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $node = PostgreSQL::Test::Cluster->new('trust');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 9
+idgen.database = 'ctl'
+});
+$node->start;
+
+# the database belongs to mallory, a non-superuser; a superuser installs
+# idgen there (CREATE EXTENSION needs one), in public, which mallory owns
+# through pg_database_owner
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION idgen;
+	CREATE ROLE mallory LOGIN;
+	CREATE DATABASE ctl OWNER mallory;
+});
+$node->safe_psql('ctl', 'CREATE EXTENSION idgen');
+
+sub mallory_is_superuser
+{
+	return $node->safe_psql('postgres',
+		"SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'");
+}
+
+ok($node->poll_query_until('postgres',
+		"SELECT keeper_message ~ 'database \"ctl\" is owned by role \"mallory\", which is not a superuser' FROM idgen_status()"),
+	'a control database owned by a non-superuser is refused, and the status says why');
+like(error_of($node, 'SELECT snowflake_id()'),
+	qr/^55000: no durable ID reservation is available/,
+	'generators fail closed');
+
+# Attack 1: a schema name that closes a string literal and calls a function.
+# Attack 2: swap the schema for one with views named like the keeper's
+# sequences, whose columns call mallory's function and forge a reservation
+# far in the future.
+my $mallory = $node->connstr('ctl') . ' user=mallory';
+my $forged_ms = 9000000000000;    # the year 2255
+$node->safe_psql('ctl', qq{
+	CREATE SCHEMA evil;
+	CREATE FUNCTION evil.pwn() RETURNS SETOF bigint LANGUAGE plpgsql AS \$\$
+	BEGIN
+		EXECUTE 'ALTER ROLE mallory SUPERUSER';
+		RETURN NEXT $forged_ms;
+	END \$\$;
+	ALTER SCHEMA public RENAME TO "x', 1) FROM evil.pwn() --";
+}, extra_params => [ '-U', 'mallory' ]);
+$node->safe_psql('ctl', qq{
+	ALTER SCHEMA "x', 1) FROM evil.pwn() --" RENAME TO old_public;
+	CREATE SCHEMA public;
+	CREATE VIEW public.idgen_hwm AS
+		SELECT (SELECT p FROM evil.pwn() p) AS last_value, true AS is_called;
+	CREATE VIEW public.idgen_epoch AS
+		SELECT (SELECT p FROM evil.pwn() p) AS last_value, true AS is_called;
+}, extra_params => [ '-U', 'mallory' ]);
+
+# give a keeper that would fall for it several chances (it re-reads its
+# state every 2 s)
+sleep(6);
+is(mallory_is_superuser(), 'f', 'nothing of mallory\'s ran as superuser');
+is($node->safe_psql('postgres',
+		"SELECT coalesce(reserved_until < now() + interval '1 day', true) FROM idgen_status()"),
+	't', 'no forged reservation was published');
+like(error_of($node, 'SELECT snowflake_id()'), qr/^55000: /,
+	'generators still fail closed');
+
+# A superuser takes the database over.  The extension (now in old_public)
+# is trusted again; mallory's look-alikes in the new public are ignored.
+$node->safe_psql('postgres', 'ALTER DATABASE ctl OWNER TO CURRENT_USER');
+ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'with a superuser owning the database, the keeper is ready');
+is($node->safe_psql('postgres', q{
+	SELECT count(DISTINCT id) FROM (SELECT snowflake_id() AS id FROM generate_series(1, 10000)) s}),
+	'10000', 'generation resumes');
+is($node->safe_psql('ctl', q{
+	SELECT last_value > 0 AND last_value < 9000000000000 FROM old_public.idgen_hwm}),
+	't', 'the keeper wrote its own sequence, found by OID, not the view in public');
+is($node->safe_psql('postgres',
+		"SELECT reserved_until < now() + interval '1 day' FROM idgen_status()"),
+	't', 'the reservation is the real one');
+is(mallory_is_superuser(), 'f', 'still nothing of mallory\'s ran as superuser');
+
+# The extension in a schema a non-superuser owns is refused too, even in a
+# database a superuser owns.
+$node->safe_psql('ctl', q{
+	CREATE SCHEMA mallorys AUTHORIZATION mallory;
+	ALTER EXTENSION idgen SET SCHEMA mallorys;
+});
+ok($node->poll_query_until('postgres',
+		"SELECT keeper_message ~ 'extension idgen in database \"ctl\" is in a schema, or has an owner, that is not a superuser' FROM idgen_status()"),
+	'an extension in a schema owned by a non-superuser is refused');
+$node->safe_psql('ctl', 'ALTER EXTENSION idgen SET SCHEMA old_public');
+ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'moved back to a superuser\'s schema, the keeper is ready again');
+is(mallory_is_superuser(), 'f', 'and mallory never became superuser');
+
+# A database owner's defaults do not reach the keeper: settings that would
+# make its commits asynchronous or read-only, or time them out, are pinned.
+$node->safe_psql('postgres', q{
+	ALTER DATABASE ctl SET default_transaction_read_only = on;
+	ALTER DATABASE ctl SET synchronous_commit = off;
+	ALTER DATABASE ctl SET statement_timeout = '1ms';
+	ALTER DATABASE ctl SET search_path = evil;
+});
+$node->restart;
+ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'the keeper ignores the database\'s defaults');
+is($node->safe_psql('postgres', 'SELECT count(snowflake_id()) FROM generate_series(1, 1000)'),
+	'1000', 'and generation works');
+
+# The keeper creates the extension only in a public schema that only
+# superusers control, and fails closed when something blocks it.
+my $fresh = PostgreSQL::Test::Cluster->new('fresh');
+$fresh->init;
+$fresh->start;
+$fresh->safe_psql('postgres', q{
+	CREATE ROLE mallory LOGIN;
+	GRANT CREATE ON SCHEMA public TO mallory;
+	CREATE DATABASE app;
+});
+$fresh->safe_psql('app', 'CREATE EXTENSION idgen');
+$fresh->safe_psql('postgres', 'CREATE TABLE public.idgen_hwm (x int)',
+	extra_params => [ '-U', 'mallory' ]);
+$fresh->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 10
+});
+$fresh->restart;
+ok($fresh->poll_query_until('app',
+		"SELECT keeper_message ~ 'already exists' FROM idgen_status()"),
+	'a pre-created idgen_hwm blocks CREATE EXTENSION: the keeper says so');
+my (undef, undef, $err) = $fresh->psql('app', "\\set VERBOSITY verbose\nSELECT snowflake_id()");
+like($err, qr/ERROR:\s+55000: no durable ID reservation/, 'and generators fail closed');
+$fresh->safe_psql('postgres', 'DROP TABLE public.idgen_hwm');
+ok($fresh->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'once it is gone, the keeper creates the extension and is ready');
+is($fresh->safe_psql('postgres', q{
+	SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+	 WHERE e.extname = 'idgen'}),
+	'public', 'in schema public');
+
+$fresh->stop;
+$node->stop;
+done_testing();

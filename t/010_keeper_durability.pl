@@ -1,0 +1,209 @@
+# What the keeper publishes is durable, whatever reloads, cancels and lost
+# state do; and when it cannot run, it backs off and says why.
+#
+# Each check here failed on idgen 1.0: a reload to synchronous_commit = off
+# made reservations asynchronous; a cancelled synchronous-replication wait
+# published a reservation no standby had; lost state was adopted without a
+# floor; idgen.max_wait = 0 failed the first call after an idle period; a
+# missing database meant a FATAL every second.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $node = PostgreSQL::Test::Cluster->new('durability');
+$node->init(allows_streaming => 1);
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 11
+});
+my ($set_clock, $start) = fake_clock($node, '+0');
+$start->('start');
+wait_for_keeper($node);
+$node->safe_psql('postgres', 'CREATE DATABASE app');
+$node->safe_psql('app', 'CREATE EXTENSION idgen');
+
+# "SQLSTATE: message" of the error that SQL raises in database app (while
+# a synchronous standby is missing, every commit hangs: "postgres" may hold
+# the keeper's uncommitted work)
+sub app_error
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) = $node->psql('app',
+		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => 60);
+	return "no error" if $ret == 0;
+	return $err =~ /ERROR:\s+(\w{5}: [^\n]*)/ ? $1 : $err;
+}
+
+sub keeper_pid
+{
+	return $node->safe_psql('app',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+}
+
+# --- a synchronous standby that never answers --------------------------------
+# Once the reservation in hand has run out (idle for 2 s), the keeper's next
+# commit waits for "ghost" forever.  Cancelling or terminating that wait
+# lets the commit return with a warning only; the reservation must still not
+# be published.
+$node->safe_psql('app',
+	"ALTER SYSTEM SET synchronous_standby_names = 'ghost'; SELECT pg_reload_conf()");
+sleep(2);
+like(app_error('SELECT snowflake_id()'),
+	qr/^55000: no durable ID reservation is available/,
+	'waiting for a synchronous standby that is gone: generators fail closed');
+for (1 .. 5)
+{
+	my $pid = keeper_pid();
+	$node->safe_psql('app', "SELECT pg_cancel_backend($pid)") if $pid;
+	usleep(300_000);
+}
+like(app_error('SELECT snowflake_id()'),
+	qr/^55000: no durable ID reservation is available/,
+	'after pg_cancel_backend on the keeper: still fail closed');
+like(slurp_file($node->logfile),
+	qr/canceling wait for synchronous replication due to user request/,
+	'(the cancel did end a synchronous-replication wait)');
+for (1 .. 3)
+{
+	my $pid = keeper_pid();
+	$node->safe_psql('app', "SELECT pg_terminate_backend($pid)") if $pid;
+	usleep(300_000);
+}
+like(app_error('SELECT snowflake_id()'),
+	qr/^55000: no durable ID reservation is available/,
+	'after pg_terminate_backend on the keeper: still fail closed');
+is($node->safe_psql('app', 'SELECT reserved_until < clock_timestamp() FROM idgen_status()'),
+	't', 'and no new reservation was published as durable');
+
+$node->safe_psql('app',
+	"ALTER SYSTEM SET synchronous_standby_names = ''; SELECT pg_reload_conf()");
+ok($node->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'without the synchronous standby the keeper becomes ready');
+is($node->safe_psql('app', 'SELECT count(snowflake_id()) FROM generate_series(1, 1000)'),
+	'1000', 'and generation works');
+
+# --- a reload to synchronous_commit = off ------------------------------------
+# The keeper started with synchronous_commit = on.  After a reload to off
+# (with a synchronous standby that never answers), its commits must still
+# wait: once the reservation in hand runs out, generation stops.
+$node->safe_psql('app', q{
+	ALTER SYSTEM SET synchronous_commit = off;
+	ALTER SYSTEM SET synchronous_standby_names = 'ghost';
+	SELECT pg_reload_conf();
+});
+like(app_error(q{
+	DO $$ BEGIN
+		FOR i IN 1 .. 200 LOOP
+			PERFORM snowflake_id();
+			PERFORM pg_sleep(0.05);
+		END LOOP;
+	END $$}),
+	qr/^55000: no durable ID reservation is available/,
+	'synchronous_commit = off by reload: reservations still wait for the standby, generation stops');
+$node->safe_psql('app', q{
+	ALTER SYSTEM RESET synchronous_commit;
+	ALTER SYSTEM RESET synchronous_standby_names;
+	SELECT pg_reload_conf();
+});
+ok($node->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'ready again');
+
+# --- idgen.max_wait = 0 ----------------------------------------------------
+# The reservation falls behind the clock while the server is idle; the
+# first call after that waits for the keeper (a WAL flush), not the clock.
+$node->safe_psql('app', q{
+	ALTER SYSTEM SET idgen.max_wait = 0;
+	ALTER SYSTEM SET idgen.reservation = '100ms';
+	SELECT pg_reload_conf();
+});
+$node->poll_query_until('app', "SELECT max_wait_ms = 0 FROM idgen_status()");
+$node->safe_psql('app', 'SELECT snowflake_id()');
+for my $round (1 .. 3)
+{
+	sleep(1);
+	is($node->safe_psql('app',
+			"SELECT reserved_until < clock_timestamp() FROM idgen_status()"),
+		't', "round $round: idle, the reservation is behind the clock");
+	is(app_error('SELECT snowflake_id()'), 'no error',
+		"round $round: with idgen.max_wait = 0 the first call after idling succeeds");
+}
+like(slurp_file($node->logfile),
+	qr/"idgen.reservation" \(100 ms\) is longer than "idgen.max_wait" \(0 ms\)/,
+	'a reservation longer than max_wait is warned about');
+$node->safe_psql('app', q{
+	ALTER SYSTEM RESET idgen.max_wait;
+	ALTER SYSTEM RESET idgen.reservation;
+	SELECT pg_reload_conf();
+});
+
+# --- wait events (PostgreSQL 17 and later name them) ------------------------
+my $named = $node->safe_psql('app', 'SHOW server_version_num') >= 170000;
+ok($node->poll_query_until('app', q{
+	SELECT wait_event FROM pg_stat_activity WHERE backend_type = 'idgen keeper'},
+		$named ? 'IdgenKeeperMain' : 'Extension'),
+	'the keeper\'s idle sleep shows as its own wait event');
+
+# --- lost state across a restart -------------------------------------------
+# With the clock frozen, a burst runs IDs exactly 1.5 s ahead of it.  Then
+# idgen.database is pointed at a new database (one way of losing the
+# durable state) and the server is stopped at once and started with the
+# same clock: the new keeper finds no reservation, and must floor every
+# generator above what a burst could have issued.
+use POSIX qw(strftime);
+my $frozen = time() + 60;
+$set_clock->(strftime('%Y-%m-%d %H:%M:%S', gmtime($frozen)));
+$node->stop('fast');
+$start->('start');
+ok($node->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'restarted with a frozen clock');
+$node->safe_psql('app', q{
+	CREATE TABLE burst AS SELECT 1 AS round, instagram_id(7) AS id FROM generate_series(1, 1536000)});
+is($node->safe_psql('app', q{
+	SELECT instagram_lead_ms BETWEEN 1400 AND max_lead_ms FROM idgen_status()}),
+	't', 'the burst ran 1.5 s ahead of the frozen clock');
+$node->safe_psql('app', 'CREATE DATABASE other');
+$node->append_conf('postgresql.conf', "idgen.database = 'other'\n");
+$node->stop('immediate');
+$start->('start');
+ok($node->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'the keeper is ready in the new database');
+like(slurp_file($node->logfile),
+	qr/WARNING:.*durable ID reservation in database "other" is missing; IDs resume 2001 ms ahead of the clock/,
+	'it warns that the durable state is missing');
+# one second on, still frozen: the floor, 2,001 ms ahead, is within max_lead
+$set_clock->(strftime('%Y-%m-%d %H:%M:%S', gmtime($frozen + 1)));
+$node->safe_psql('app', q{
+	INSERT INTO burst SELECT 2, instagram_id(7) FROM generate_series(1, 1000)});
+is($node->safe_psql('app', q{
+	SELECT (SELECT min(id) FROM burst WHERE round = 2) > (SELECT max(id) FROM burst WHERE round = 1)}),
+	't', 'IDs after the loss are above every ID of the burst');
+
+# --- back-off, and a keeper that can never start -----------------------------
+$set_clock->('+0');
+$node->append_conf('postgresql.conf', "idgen.database = 'no_such_database'\n");
+$node->stop('fast');
+my $log_offset = -s $node->logfile;
+$start->('start');
+sleep(12);
+my $fatals = () = substr(slurp_file($node->logfile), $log_offset) =~
+  /FATAL:\s+database "no_such_database" does not exist/g;
+cmp_ok($fatals, '<=', 6,
+	"a missing database: the keeper backs off ($fatals attempts in 12 s, not one a second)");
+cmp_ok($fatals, '>=', 2, 'but keeps trying');
+like(app_error('SELECT snowflake_id()'),
+	qr/^55000: no durable ID reservation is available/, 'generators fail closed meanwhile');
+
+$node->append_conf('postgresql.conf', "idgen.database = 'postgres'\nmax_worker_processes = 0\n");
+$node->restart;
+my (undef, undef, $err) = $node->psql('app', 'SELECT snowflake_id()');
+like($err, qr/"max_worker_processes"/,
+	'no worker slot for the keeper: the error says which setting to raise');
+
+$node->stop;
+done_testing();
