@@ -22,7 +22,7 @@ SELECT p.oid::regprocedure AS function,
 SELECT count(*) AS not_immutable
   FROM pg_proc
  WHERE proname ~ '^(snowflake|instagram)_id_'
-   AND proname <> 'instagram_id_advance'    -- an admin function, not a decoder
+   AND proname NOT IN ('instagram_id_advance', 'instagram_id_release')  -- admin functions
    AND (provolatile <> 'i' OR NOT proisstrict OR proparallel <> 's');
 
 SELECT name, context, vartype, unit, min_val, max_val, boot_val

@@ -38,8 +38,23 @@ SELECT min(id) > :ahead AS above, count(DISTINCT id) AS distinct_ids,
 SELECT instagram_id(4000) AS last \gset
 SELECT instagram_id_advance(4000, instagram_id_from_parts('2025-01-01', 4000, 0));
 SELECT instagram_id(4000) > :last AS still_increasing;
--- the reservation covers it, so a restart cannot undo it
+-- the IDs issued above it are covered by the reservation (and the advance
+-- itself by a durable floor: t/011_shard_release.pl restarts to prove it)
 SELECT reserved_until > instagram_id_time(:ahead) AS durable FROM idgen_status();
+-- an ID further ahead than idgen.max_lead would stall the shard: refused
+-- unless forced
+\set VERBOSITY sqlstate
+SELECT instagram_id_advance(4000, instagram_id_from_parts(clock_timestamp() + interval '1 hour', 4000, 0));
+\set VERBOSITY default
+
+-- instagram_id_release: the shard stops at once, and the ID returned is at
+-- or above every ID issued for it
+SELECT max(id) AS last_4001 FROM (SELECT instagram_id(4001) AS id FROM generate_series(1, 3000)) s \gset
+SELECT instagram_id_release(4001) >= :last_4001 AS released_at_or_above;
+SELECT instagram_id(4001);
+\echo :LAST_ERROR_SQLSTATE
+SELECT instagram_id_release(8192);
+\echo :LAST_ERROR_SQLSTATE
 
 -- bad arguments
 SELECT instagram_id_advance(8192, 1);

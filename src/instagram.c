@@ -9,6 +9,17 @@
  * millisecond's 1,024 sequence values moves on to the next millisecond
  * instead of wrapping around to values already issued.
  *
+ * Moving a shard between servers.  Ownership has two parts: the setting
+ * idgen.shards, which each backend reads at its own next idle point, and
+ * the generator's "owned" flag in shared memory, read under the
+ * generator's lock on every call.  A shard issues only where both say so.
+ * instagram_id_release() clears the flag, so the old server stops at once
+ * for every session, statements already running included, and returns the
+ * last position the shard reached there; instagram_id_advance() on the new
+ * server puts the shard above it, durably (keeper.c keeps per-shard floors
+ * apart from the reservation, so an advanced shard never holds back the
+ * other generators after a restart).
+ *
  * IDENTIFICATION
  *	  src/instagram.c
  *
@@ -20,12 +31,35 @@
 
 #include "idgen.h"
 
+static void idgen_instagram_not_owned(IdgenGenerator *gen);
+
 const IdgenLayout idgen_instagram_layout = {
 	.name = "instagram",
 	.funcname = "instagram_id",
 	.seq_bits = IDGEN_INSTAGRAM_SEQ_BITS,
 	.ms_limit = IDGEN_INSTAGRAM_MS_LIMIT,
+	.report_not_owned = idgen_instagram_not_owned,
 };
+
+static void
+idgen_report_shard_not_owned(int32 shard)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("shard %d is not owned by this server", shard),
+			 errdetail("\"idgen.shards\" is \"%s\"%s.", idgen_shards_string,
+					   idgen_owns_shard(shard) ?
+					   ", but the shard was released with instagram_id_release()" : ""),
+			 errhint("Generate IDs for shard %d on the server that owns it. To move it here: on the old server remove it from \"idgen.shards\" and call instagram_id_release(%d); here call instagram_id_advance(%d, <the ID it returned>), then add it to \"idgen.shards\".",
+					 shard, shard, shard)));
+}
+
+static void
+idgen_instagram_not_owned(IdgenGenerator *gen)
+{
+	idgen_report_shard_not_owned((int32) ((IdgenGeneratorPadded *) gen -
+										  idgen_shared->instagram));
+}
 
 /*
  * Not STRICT: a NULL shard is a mistake to report, never a silent NULL key.
@@ -48,12 +82,7 @@ idgen_instagram_id(PG_FUNCTION_ARGS)
 	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
 
 	if (unlikely(!idgen_owns_shard(shard)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shard %d is not owned by this server", shard),
-				 errdetail("\"idgen.shards\" is \"%s\".", idgen_shards_string),
-				 errhint("Generate IDs for shard %d on the server that owns it. To move it here, remove it from the other server's \"idgen.shards\", copy its rows, call instagram_id_advance() with its highest ID, then add it to \"idgen.shards\" here.",
-						 shard)));
+		idgen_report_shard_not_owned(shard);
 
 	shared = idgen_require_shared("instagram_id");
 	position = idgen_issue(&shared->instagram[shard].gen,
@@ -65,11 +94,17 @@ idgen_instagram_id(PG_FUNCTION_ARGS)
 }
 
 /*
- * instagram_id_advance(shard, id): make this server's generator for the
- * shard issue only IDs above "id", durably.  For moving a shard between
- * servers: the receiving server's clock may be behind the IDs the old owner
- * issued, and only this makes its new IDs sort above them.  Returns once
- * the reservation covers id's millisecond, so a restart cannot undo it.
+ * instagram_id_advance(shard, id [, force]): make this server's generator
+ * for the shard issue only IDs above "id", durably.  For moving a shard
+ * between servers: the receiving server's clock may be behind the IDs the
+ * old owner issued, and only this makes its new IDs sort above them.
+ * Returns once the keeper has committed the shard's floor, so a restart
+ * cannot undo it.
+ *
+ * An ID more than idgen.max_lead ahead of the clock would keep the shard
+ * from issuing until the clock catches up, so it needs force => true: a
+ * typo must not stall a shard for years.  (1.0 declared only the first two
+ * arguments; the same C function serves both.)
  */
 PG_FUNCTION_INFO_V1(idgen_instagram_id_advance);
 Datum
@@ -77,9 +112,13 @@ idgen_instagram_id_advance(PG_FUNCTION_ARGS)
 {
 	int32		shard = PG_GETARG_INT32(0);
 	int64		id = PG_GETARG_INT64(1);
+	bool		force = PG_NARGS() > 2 && PG_GETARG_BOOL(2);
 	IdgenShared *shared;
 	int64		ms;
+	int64		ahead_ms;
+	uint64		position;
 
+	idgen_require_superuser("instagram_id_advance");
 	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
 	if (id < 0)
 		ereport(ERROR,
@@ -96,9 +135,61 @@ idgen_instagram_id_advance(PG_FUNCTION_ARGS)
 	shared = idgen_require_shared("instagram_id_advance");
 	idgen_refuse_in_recovery("instagram_id_advance");
 	ms = id >> IDGEN_INSTAGRAM_TIME_SHIFT;
-	idgen_raise_position(&shared->instagram[shard].gen,
-						 ((uint64) ms << IDGEN_INSTAGRAM_SEQ_BITS) |
-						 (id & IDGEN_INSTAGRAM_MAX_SEQ));
-	idgen_keeper_wait(ms, idgen_clock_monotonic_ms() + idgen_max_wait_ms);
+	ahead_ms = ms - idgen_clock_ms();
+	if (ahead_ms > idgen_max_lead_ms && !force)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ID is %lld ms ahead of the clock", (long long) ahead_ms),
+				 errdetail("Shard %d could issue no ID until the clock is within \"idgen.max_lead\" (%d ms) of it.",
+						   shard, idgen_max_lead_ms),
+				 errhint("Check the ID. If it is right (the old server's clock ran ahead), call instagram_id_advance() again with force => true.")));
+
+	position = ((uint64) ms << IDGEN_INSTAGRAM_SEQ_BITS) |
+		(id & IDGEN_INSTAGRAM_MAX_SEQ);
+	idgen_raise_position(&shared->instagram[shard].gen, position);
+	idgen_keeper_wait_floor(shard, position, idgen_reservation_deadline());
 	PG_RETURN_VOID();
+}
+
+/*
+ * instagram_id_release(shard): stop issuing IDs for the shard on this
+ * server at once, for every session, and return the highest ID it may have
+ * issued for it (NULL if none since the server started and no floor
+ * applies), to be passed to instagram_id_advance() on the shard's new
+ * server.  The ID returned is at or above every ID this server issued for
+ * the shard, also before a restart: the generator was floored above the
+ * durable reservation then.
+ */
+PG_FUNCTION_INFO_V1(idgen_instagram_id_release);
+Datum
+idgen_instagram_id_release(PG_FUNCTION_ARGS)
+{
+	int32		shard = PG_GETARG_INT32(0);
+	IdgenShared *shared;
+	IdgenGenerator *gen;
+	uint64		last;
+
+	idgen_require_superuser("instagram_id_release");
+	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
+	shared = idgen_require_shared("instagram_id_release");
+	idgen_refuse_in_recovery("instagram_id_release");
+
+	gen = &shared->instagram[shard].gen;
+	SpinLockAcquire(&gen->mutex);
+	gen->owned = false;
+	last = gen->last;
+	SpinLockRelease(&gen->mutex);
+
+	if (idgen_owns_shard(shard))
+		ereport(WARNING,
+				(errmsg("shard %d is still listed in \"idgen.shards\"", shard),
+				 errdetail("It is released until the server restarts or the setting changes."),
+				 errhint("Remove shard %d from \"idgen.shards\" on this server and reload.",
+						 shard)));
+
+	if (last == 0)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(idgen_instagram_compose(last >> IDGEN_INSTAGRAM_SEQ_BITS,
+											shard,
+											last & IDGEN_INSTAGRAM_MAX_SEQ));
 }

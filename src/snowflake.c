@@ -17,11 +17,19 @@
 
 #include "idgen.h"
 
+/* The node-wide generator is never switched off. */
+static void
+idgen_snowflake_not_owned(IdgenGenerator *gen)
+{
+	elog(ERROR, "snowflake generator is switched off");
+}
+
 const IdgenLayout idgen_snowflake_layout = {
 	.name = "snowflake",
 	.funcname = "snowflake_id",
 	.seq_bits = IDGEN_SNOWFLAKE_SEQ_BITS,
 	.ms_limit = IDGEN_SNOWFLAKE_MS_LIMIT,
+	.report_not_owned = idgen_snowflake_not_owned,
 };
 
 PG_FUNCTION_INFO_V1(idgen_snowflake_id);

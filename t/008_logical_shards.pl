@@ -88,10 +88,12 @@ is($c->safe_psql('postgres', $check), 't|t|t|8',
 	'through the coordinator: IDs of all 8 shards are unique and decode to their shard');
 
 # --- move shard 3 from A to B ---------------------------------------------------------
-# 1. A gives it up (reload), and refuses it from then on
+# 1. A gives it up (reload, then release: every session stops at once) and
+#    refuses it from then on; release says how far it got
 $a->safe_psql('postgres', "ALTER SYSTEM SET idgen.shards = '0-2'; SELECT pg_reload_conf();");
 ok($a->poll_query_until('postgres', "SELECT current_setting('idgen.shards') = '0-2'"),
 	'server A reloaded its shards');
+my $released = $a->safe_psql('postgres', 'SELECT instagram_id_release(3)');
 like(error_of($a, 'SELECT instagram_id(3)'), qr/^22023: shard 3 is not owned/,
 	'after the reload, A refuses shard 3');
 
@@ -107,14 +109,15 @@ $c->safe_psql('postgres', q{
 my $old_max = $a->safe_psql('postgres', 'SELECT max(id) FROM shard_3.photos');
 is($b->safe_psql('postgres', 'SELECT max(id) FROM shard_3.photos'), $old_max,
 	'shard 3 rows copied to B');
+cmp_ok($released, '>=', $old_max, 'the ID release returned is at or above every row of shard 3');
 
 # 3. B generates above them, then takes ownership (reload)
 like(error_of($b, 'SELECT instagram_id(3)'), qr/^22023: shard 3 is not owned/,
 	'B refuses shard 3 until it owns it');
-$b->safe_psql('postgres', "SELECT instagram_id_advance(3, $old_max)");
+$b->safe_psql('postgres', "SELECT instagram_id_advance(3, $released)");
 $b->safe_psql('postgres', "ALTER SYSTEM SET idgen.shards = '3-7'; SELECT pg_reload_conf();");
-ok($b->poll_query_until('postgres', "SELECT current_setting('idgen.shards') = '3-7'"),
-	'server B reloaded its shards');
+ok($b->poll_query_until('postgres', "SELECT instagram_id_shard(instagram_id(3)) = 3"),
+	'server B reloaded its shards and issues for shard 3');
 $b->safe_psql('postgres',
 	"INSERT INTO shard_3.photos (caption) SELECT 'new' FROM generate_series(1, 2000)");
 

@@ -1,0 +1,109 @@
+# Moving an instagram shard while it is being written, with default
+# settings: instagram_id_release() stops the old server at once, statements
+# already running included, and returns the ID the new server continues
+# above.  And an advanced shard keeps its floor across a restart without
+# holding back any other generator.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $a = PostgreSQL::Test::Cluster->new('a');
+$a->init;
+$a->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'idgen'\nidgen.node_id = 1\nidgen.shards = '0-7'\n");
+$a->start;
+my $b = PostgreSQL::Test::Cluster->new('b');
+$b->init;
+$b->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'idgen'\nidgen.node_id = 2\nidgen.shards = '8-15'\n");
+$b->start;
+wait_for_keeper($_) for ($a, $b);
+$_->safe_psql('postgres', 'CREATE TABLE t (id bigint, via text)') for ($a, $b);
+
+# Writers on A: one long statement (10^8 IDs of shard 3 need at least 97 s
+# at 1,024 per ms, so it is still running when the shard moves), and
+# pgbench inserting one committed row at a time.
+my ($long_out, $long_err) = ('', '');
+my $long = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $a->connstr('postgres'), '-c',
+	  "INSERT INTO t SELECT instagram_id(3), 'long' FROM generate_series(1, 100000000)" ],
+	'>', \$long_out, '2>', \$long_err, IPC::Run::timeout(90));
+my $script = $a->basedir . '/insert.sql';
+append_to_file($script, "INSERT INTO t VALUES (instagram_id(3), 'pgbench');\n");
+my $bench_out = '';
+my $bench = IPC::Run::start(
+	[ 'pgbench', '-n', '-c', '2', '-j', '1', '-T', '30', '-f', $script,
+	  $a->connstr('postgres') ],
+	'>', \$bench_out, '2>', \$bench_out, IPC::Run::timeout(120));
+ok($a->poll_query_until('postgres', "SELECT count(*) > 1000 FROM t WHERE via = 'pgbench'"),
+	'A is inserting rows of shard 3');
+ok($a->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'INSERT INTO t SELECT instagram_id(3)%' AND state = 'active'"),
+	'and a long statement is running');
+
+# The move, as the README says.  1. A: drop the shard from idgen.shards,
+# reload, release.  The long statement is still running at this point.
+$a->safe_psql('postgres', "ALTER SYSTEM SET idgen.shards = '0-2,4-7'; SELECT pg_reload_conf()");
+my $released = $a->safe_psql('postgres', 'SELECT instagram_id_release(3)');
+like($released, qr/^\d+$/, 'instagram_id_release(3) returns the last ID of shard 3 on A');
+
+ok(eval { $long->finish; 1 } // 0, 'the long statement ended long before it could have finished')
+  or $long->kill_kill;
+like($long_err, qr/ERROR:\s+shard 3 is not owned by this server/,
+	'it was stopped mid-statement with "shard 3 is not owned by this server"');
+eval { $bench->finish };
+like($bench_out, qr/shard 3 is not owned by this server/, 'pgbench was stopped the same way');
+is($a->safe_psql('postgres', "SELECT max(id) <= $released FROM t"), 't',
+	'every committed row of A is at or below the released ID');
+like(error_of($a, 'SELECT instagram_id(3)'), qr/^22023: shard 3 is not owned/,
+	'A refuses shard 3 from now on');
+
+# 2. B: advance above the released ID, take the shard, write.
+$b->safe_psql('postgres', "SELECT instagram_id_advance(3, $released)");
+$b->safe_psql('postgres', "ALTER SYSTEM SET idgen.shards = '3,8-15'; SELECT pg_reload_conf()");
+ok($b->poll_query_until('postgres', 'SELECT instagram_id_shard(instagram_id(3)) = 3'),
+	'B issues for shard 3');
+$b->safe_psql('postgres', "INSERT INTO t SELECT instagram_id(3), 'b' FROM generate_series(1, 20000)");
+
+# all of A's rows meet B's
+my $a_rows = $a->safe_psql('postgres', 'SELECT id FROM t');
+$b->safe_psql('postgres', "CREATE TABLE from_a (id bigint); INSERT INTO from_a VALUES ("
+	  . join('),(', split(/\n/, $a_rows)) . ')');
+is($b->safe_psql('postgres', q{
+	SELECT (SELECT min(id) FROM t) > (SELECT max(id) FROM from_a),
+	       (SELECT count(*) FROM (SELECT id FROM t UNION ALL SELECT id FROM from_a) u)
+	     - (SELECT count(DISTINCT id) FROM (SELECT id FROM t UNION ALL SELECT id FROM from_a) u)}),
+	't|0', 'every ID of shard 3 on B is above every ID A issued, and none is duplicated');
+
+# --- an advance far ahead: bounded, and never a stall for others ----------
+my $ahead = q{instagram_id_from_parts(clock_timestamp() + interval '60 s', 9, 0)};
+like(error_of($b, "SELECT instagram_id_advance(9, $ahead)"),
+	qr/^22023: ID is \d+ ms ahead of the clock/,
+	'an advance beyond idgen.max_lead needs force => true');
+like(error_of($b, "SELECT instagram_id_advance(9, $ahead, force => true)"), qr/^no error$/,
+	'with force => true it is accepted');
+like(error_of($b, 'SELECT instagram_id(9)'), qr/^55000: wall clock is behind the instagram IDs already issued/,
+	'shard 9 then waits for the clock to catch up');
+is(error_of($b, 'SELECT snowflake_id(), instagram_id(8)'), 'no error',
+	'snowflake_id() and other shards are not held back');
+
+$b->stop('immediate');
+$b->start;
+wait_for_keeper($b);
+is(error_of($b, 'SELECT snowflake_id(), instagram_id(8)'), 'no error',
+	'after a restart, snowflake_id() and other shards work at once');
+like(error_of($b, 'SELECT instagram_id(9)'), qr/^55000: wall clock is behind the instagram IDs already issued/,
+	'and shard 9 is still above its advanced ID: the floor is durable');
+is($b->safe_psql('postgres', "SELECT instagram_id(3) > $released"), 't',
+	'so is shard 3\'s');
+
+$a->stop;
+$b->stop;
+done_testing();
