@@ -72,18 +72,26 @@ my @refused = (
 	[ "idgen.epoch = 'today'", qr/The epoch must be a fixed moment/ ],
 	[ "idgen.epoch = '2024-01-01 00:00:00.0005+00'", qr/The epoch must be a whole millisecond/ ],
 	[ "idgen.epoch = '1900-01-01 00:00:00+00'", qr/More than 2\^41 milliseconds have passed since the epoch/ ]);
-for my $i (0 .. $#refused)
+# one data directory for all of them: each attempt starts from the same
+# configuration plus one bad line, and reads only the log it wrote
+my $refusing = PostgreSQL::Test::Cluster->new('refused');
+$refusing->init;
+my $conf_file = $refusing->data_dir . '/postgresql.conf';
+my $base_conf = slurp_file($conf_file) . "shared_preload_libraries = 'idgen'\n";
+for my $r (@refused)
 {
-	my ($setting, $log_re) = @{ $refused[$i] };
-	my $node = PostgreSQL::Test::Cluster->new("refused_$i");
-	$node->init;
-	$node->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'idgen'\n$setting\n");
-	ok(!$node->start(fail_ok => 1), "server refuses to start with $setting");
-	my $log = slurp_file($node->logfile);
+	my ($setting, $log_re) = @$r;
+	open my $fh, '>', $conf_file or die "$conf_file: $!";
+	print $fh "$base_conf$setting\n";
+	close $fh;
+	my $log_from = -s $refusing->logfile // 0;
+	ok(!$refusing->start(fail_ok => 1), "server refuses to start with $setting");
+	my $log = slurp_file($refusing->logfile, $log_from);
 	like($log, $log_re, "log explains what is wrong with $setting");
 	like($log, qr/FATAL:\s+invalid value for parameter "idgen\.\w+"/,
 		"log names the refused setting for $setting");
+	# never leave a server running into the next attempt
+	$refusing->stop if $refusing->{_pid};
 }
 
 # The reloadable clock policy and misspelt names keep PostgreSQL's usual
