@@ -131,4 +131,42 @@ is($old->safe_psql('postgres',
 		'SELECT instagram_range_end < now(), snowflake_range_end > now(), instagram_issued FROM idgen_status()'),
 	't|t|0', 'idgen_status() shows the instagram range already ended and nothing issued');
 
+# --- 5. Builders with an epoch before 1999-12-23 ------------------------
+# timestamptz counts microseconds from 2000-01-01 and ends at 294276 AD,
+# close to the int64 limit.  With an epoch more than about 8 days before
+# 2000-01-01, "time - epoch" for a time near that end does not fit 64 bits:
+# the builders must say the time is out of range (22003), never wrap into
+# a negative or bogus ID.
+my $unix = PostgreSQL::Test::Cluster->new('unix_epoch');
+$unix->init;
+$unix->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'idgen'\nidgen.epoch = '1970-01-01 00:00:00+00'\n");
+$unix->start;
+is($unix->safe_psql('postgres', "SELECT epoch = 'epoch' FROM idgen_status()"),
+	't', 'a server with the Unix epoch as idgen.epoch');
+for my $time ("'294276-12-31 23:59:59+00'", "'294276-12-31 23:59:59.999999+00'",
+	"'infinity'")
+{
+	for my $call ([ 'snowflake_id_from_time', "$time" ],
+		[ 'snowflake_id_from_parts', "$time, 0, 0" ],
+		[ 'instagram_id_from_time', "$time" ],
+		[ 'instagram_id_from_time', "$time, 5" ],
+		[ 'instagram_id_from_parts', "$time, 0, 0" ])
+	{
+		my ($f, $args) = @$call;
+		like(error_of($unix, "SELECT $f($args)"),
+			qr/^22003: timestamp is out of range for \Q$f\E\(\)/,
+			"$f($args) with the Unix epoch: 22003");
+	}
+}
+# the same builders still work inside the range of that epoch
+is($unix->safe_psql('postgres', q{
+	SELECT snowflake_id_time(snowflake_id_from_time(t)) = t,
+	       snowflake_id_time(snowflake_id_from_parts(t, 1023, 4095)) = t,
+	       instagram_id_time(instagram_id_from_time('1990-01-01 00:00:00+00', 8191))
+	         = '1990-01-01 00:00:00+00'
+	  FROM (SELECT timestamptz 'epoch' + ((1::bigint << 41) - 1) * interval '1 ms' AS t) s}),
+	't|t|t', 'the builders work up to the last millisecond of the range');
+$unix->stop;
+
 done_testing();
