@@ -62,7 +62,13 @@ is($nonode->safe_psql('postgres', 'SELECT node_id IS NULL FROM idgen_status()'),
 # uses the default.  For the node id and the epoch that would issue IDs
 # under the wrong node or epoch, so idgen refuses to start instead, and the
 # log says why.
+#
+# An epoch must state its UTC offset: without one, or with a zone name or
+# abbreviation, the moment it means depends on "TimeZone" (or on
+# "timezone_abbreviations" and the time zone database), so the same
+# postgresql.conf line could mean another epoch after a settings change.
 $nonode->stop;
+my $offset_re = qr/The epoch must state its UTC offset/;
 my @refused = (
 	[ 'idgen.node_id = 1024', qr/1024 is outside the valid range for parameter "idgen.node_id"/ ],
 	[ 'idgen.node_id = -2', qr/-2 is outside the valid range for parameter "idgen.node_id"/ ],
@@ -71,7 +77,14 @@ my @refused = (
 	[ "idgen.epoch = 'now'", qr/The epoch must be a fixed moment/ ],
 	[ "idgen.epoch = 'today'", qr/The epoch must be a fixed moment/ ],
 	[ "idgen.epoch = '2024-01-01 00:00:00.0005+00'", qr/The epoch must be a whole millisecond/ ],
-	[ "idgen.epoch = '1900-01-01 00:00:00+00'", qr/More than 2\^41 milliseconds have passed since the epoch/ ]);
+	[ "idgen.epoch = '1900-01-01 00:00:00+00'", qr/More than 2\^41 milliseconds have passed since the epoch/ ],
+	[ "idgen.epoch = '2024-01-01 00:00:00'", $offset_re ],
+	[ "idgen.epoch = '2024-01-01T00:00:00'", $offset_re ],
+	[ "idgen.epoch = '2024-01-01'", $offset_re ],
+	[ "idgen.epoch = 'Jan 1 2024 00:00'", $offset_re ],
+	[ "idgen.epoch = '2024-01-01 00:00:00 EST'", $offset_re ],
+	[ "idgen.epoch = '2024-01-01 00:00:00 Europe/Paris'", $offset_re ],
+	[ "idgen.epoch = '2024-01-01 00:00:00 UTC+3'", $offset_re ]);
 # one data directory for all of them: each attempt starts from the same
 # configuration plus one bad line, and reads only the log it wrote
 my $refusing = PostgreSQL::Test::Cluster->new('refused');
@@ -168,5 +181,30 @@ is($unix->safe_psql('postgres', q{
 	  FROM (SELECT timestamptz 'epoch' + ((1::bigint << 41) - 1) * interval '1 ms' AS t) s}),
 	't|t|t', 'the builders work up to the last millisecond of the range');
 $unix->stop;
+
+# --- 6. Epochs that state their offset ---------------------------------
+# Every way of writing an explicit offset is accepted and means the same
+# moment whatever "TimeZone" says (here six hours off UTC, so reading any
+# of them as local time would give another epoch).
+my $forms = PostgreSQL::Test::Cluster->new('epoch_forms');
+$forms->init;
+$conf_file = $forms->data_dir . '/postgresql.conf';
+$base_conf = slurp_file($conf_file)
+  . "shared_preload_libraries = 'idgen'\ntimezone = 'America/Chicago'\n";
+for my $form ('2025-01-01 00:00:00+00', '2025-01-01 05:30:00+05:30',
+	'2024-12-31 19:00:00-05', '2025-01-01 01:00:00+0100',
+	'2025-01-01T00:00:00Z', '20250101T000000Z', '2025-01-01 00:00:00 UTC',
+	'2025-01-01 00:00:00 gmt', 'Jan 1 2025 00:00 UTC')
+{
+	open my $fh, '>', $conf_file or die "$conf_file: $!";
+	print $fh "${base_conf}idgen.epoch = '$form'\n";
+	close $fh;
+	ok($forms->start(fail_ok => 1), "server starts with idgen.epoch = '$form'");
+	next unless $forms->{_pid};
+	is($forms->safe_psql('postgres',
+			"SELECT epoch = '2025-01-01 00:00:00+00' FROM idgen_status()"),
+		't', "'$form' is 2025-01-01 00:00:00 UTC");
+	$forms->stop;
+}
 
 done_testing();
