@@ -12,24 +12,32 @@ SELECT a < b AS ig_increasing FROM (SELECT instagram_id(3) AS a, instagram_id(3)
 -- millisecond's sequence space, so IDs roll into later milliseconds (and run
 -- ahead of the clock) rather than wrap.  All distinct, strictly increasing in
 -- call order, and decoding to this node or shard.
+--
+-- Each row also reads the wall clock just before and just after its call
+-- (a row's expressions are evaluated left to right).  An ID's time is the
+-- clock's millisecond at the call, or later by at most max_lead, so it is
+-- above the reading before less 1 ms (the clock's microseconds are cut
+-- off), and at most max_lead above the reading after.
 SELECT count(*) AS ids,
        count(DISTINCT id) = count(*) AS all_distinct,
        bool_and(id > prev) AS strictly_increasing,
        bool_and(snowflake_id_node(id) = 37) AS node_ok,
-       bool_and(snowflake_id_time(id) > now() - interval '1 minute') AS recent,
-       bool_and(snowflake_id_time(id) <= clock_timestamp() + current_setting('idgen.max_lead')::interval) AS within_max_lead
-  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev
-          FROM (SELECT n, snowflake_id() AS id FROM generate_series(1, 2000000) n) g) s;
+       bool_and(snowflake_id_time(id) > before - interval '1 ms') AS not_behind_clock,
+       bool_and(snowflake_id_time(id) <= after + current_setting('idgen.max_lead')::interval) AS within_max_lead
+  FROM (SELECT id, before, after, lag(id) OVER (ORDER BY n) AS prev
+          FROM (SELECT n, clock_timestamp() AS before, snowflake_id() AS id, clock_timestamp() AS after
+                  FROM generate_series(1, 2000000) n) g) s;
 
 SELECT count(*) AS ids,
        count(DISTINCT id) = count(*) AS all_distinct,
        bool_and(id > prev) AS strictly_increasing,
        bool_and(instagram_id_shard(id) = 1) AS shard_ok,
        max(instagram_id_seq(id)) = 1023 AS used_whole_ms,
-       bool_and(instagram_id_time(id) > now() - interval '1 minute') AS recent,
-       bool_and(instagram_id_time(id) <= clock_timestamp() + current_setting('idgen.max_lead')::interval) AS within_max_lead
-  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev
-          FROM (SELECT n, instagram_id(1) AS id FROM generate_series(1, 2000000) n) g) s;
+       bool_and(instagram_id_time(id) > before - interval '1 ms') AS not_behind_clock,
+       bool_and(instagram_id_time(id) <= after + current_setting('idgen.max_lead')::interval) AS within_max_lead
+  FROM (SELECT id, before, after, lag(id) OVER (ORDER BY n) AS prev
+          FROM (SELECT n, clock_timestamp() AS before, instagram_id(1) AS id, clock_timestamp() AS after
+                  FROM generate_series(1, 2000000) n) g) s;
 
 -- many shards in one statement: each shard's IDs increase, all are
 -- distinct, and each decodes to its own shard

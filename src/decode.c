@@ -23,12 +23,21 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/timestamp.h"
 
 #include "idgen.h"
 
+/*
+ * The moment of a millisecond since the epoch.  Unlike the other direction
+ * (idgen_timestamptz_to_ms) this cannot overflow: ms is within 0..2^41
+ * wherever it comes from (a decoded ID's time field, or a layout's
+ * ms_limit), and the check hook of idgen.epoch only accepts an epoch in
+ * the past, so the result lies at most about 70 years after a moment
+ * before the server started.
+ */
 TimestampTz
 idgen_ms_to_timestamptz(int64 ms)
 {
@@ -54,18 +63,23 @@ idgen_report_time_range(const IdgenLayout *layout, const char *funcname)
 /*
  * Milliseconds since the epoch of ts, truncated, for a builder; throws if
  * the layout cannot represent that moment.
+ *
+ * "ts - epoch" itself can overflow: timestamptz ends in 294276 AD, only
+ * about 8 days of microseconds short of the int64 limit, so with an epoch
+ * before 1999-12-23 a time near that end is more than 2^63 microseconds
+ * after the epoch.  Such a time is far outside every layout's range, so an
+ * overflow gets the same out-of-range error (22003) as any other.
  */
 int64
 idgen_timestamptz_to_ms(TimestampTz ts, const IdgenLayout *layout,
 						const char *funcname)
 {
-	if (!TIMESTAMP_NOT_FINITE(ts) && ts >= idgen_epoch_ts)
-	{
-		int64		ms = (ts - idgen_epoch_ts) / 1000;
+	int64		us;
 
-		if (ms < layout->ms_limit)
-			return ms;
-	}
+	if (!TIMESTAMP_NOT_FINITE(ts) && ts >= idgen_epoch_ts &&
+		!pg_sub_s64_overflow(ts, idgen_epoch_ts, &us) &&
+		us / 1000 < layout->ms_limit)
+		return us / 1000;
 	idgen_report_time_range(layout, funcname);
 	pg_unreachable();
 }

@@ -10,9 +10,10 @@
  * of the wall clock IDs may run and how long a call may sleep; changing it
  * on reload cannot produce a duplicate, so it is PGC_SIGHUP.
  *
- * The epoch is text ("a timestamp with time zone") but is used as an
- * integer millisecond count on the hot path, so the assign hook keeps the
- * parsed value in idgen_epoch_unix_ms and idgen_epoch_ts.
+ * The epoch is text ("a timestamp with time zone", which must state its
+ * UTC offset: see idgen_epoch_has_offset) but is used as an integer
+ * millisecond count on the hot path, so the assign hook keeps the parsed
+ * value in idgen_epoch_unix_ms and idgen_epoch_ts.
  *
  * IDENTIFICATION
  *	  src/guc.c
@@ -45,6 +46,49 @@ int64		idgen_epoch_unix_ms = 0;
 TimestampTz idgen_epoch_ts = 0;
 
 /*
+ * Does an epoch, split into fields by ParseDateTime, state its UTC offset?
+ *
+ * Without an offset, timestamptz input reads the value in the "TimeZone"
+ * of whichever process parses it, so one postgresql.conf line would mean
+ * another epoch after a change of "TimeZone" (and every ID's time with it).
+ * Zone names and abbreviations ("Europe/Paris", "EST") are no better: what
+ * they mean depends on the time zone database, "timezone_abbreviations"
+ * and, from PostgreSQL 18, on "TimeZone" again.  So we accept exactly two
+ * forms, both fixed for good:
+ *
+ *	- a numeric offset: "+00", "-05", "+05:30", "+0530", as in
+ *	  "2024-01-01 00:00:00+00" (ParseDateTime makes it a DTK_TZ field);
+ *	- the name of UTC itself, "Z", "UTC" or "GMT" (any case), as in
+ *	  "2024-01-01T00:00:00Z".  The caller checks that the parsed offset of
+ *	  such a name really is zero, in case "timezone_abbreviations" says
+ *	  otherwise.
+ *
+ * *utc_name tells which form was found.  Must run before DecodeDateTime,
+ * which may rewrite fields.
+ */
+static bool
+idgen_epoch_has_offset(char **field, const int *ftype, int nf, bool *utc_name)
+{
+	for (int i = 0; i < nf; i++)
+	{
+		if (ftype[i] == DTK_TZ)
+		{
+			*utc_name = false;
+			return true;
+		}
+		/* ParseDateTime has lower-cased the fields */
+		if (ftype[i] == DTK_STRING &&
+			(strcmp(field[i], "z") == 0 || strcmp(field[i], "utc") == 0 ||
+			 strcmp(field[i], "gmt") == 0))
+		{
+			*utc_name = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Parse an epoch string the way timestamptz input does, without throwing.
  * Returns NULL on success, else a sentence for GUC_check_errdetail.
  */
@@ -60,12 +104,17 @@ idgen_parse_epoch(const char *str, TimestampTz *result)
 	struct pg_tm tt;
 	fsec_t		fsec;
 	int			dterr;
+	bool		has_offset = false;
+	bool		utc_name = false;
 
 	dterr = ParseDateTime(str, workbuf, sizeof(workbuf), field, ftype,
 						  MAXDATEFIELDS, &nf);
 	if (dterr == 0)
+	{
+		has_offset = idgen_epoch_has_offset(field, ftype, nf, &utc_name);
 		dterr = idgen_decode_datetime(field, ftype, nf, &dtype, &tt, &fsec,
 									  &tz);
+	}
 	if (dterr != 0 || dtype != DTK_DATE)
 		return "The value must be a finite timestamp with time zone, such as \"2024-01-01 00:00:00+00\".";
 
@@ -81,6 +130,8 @@ idgen_parse_epoch(const char *str, TimestampTz *result)
 			 strcmp(field[i], "tomorrow") == 0 || strcmp(field[i], "yesterday") == 0))
 			return "The epoch must be a fixed moment, not one relative to the current time.";
 	}
+	if (!has_offset || (utc_name && tz != 0))
+		return "The epoch must state its UTC offset, as in \"2024-01-01 00:00:00+00\" (\"Z\", \"UTC\" and offsets such as \"+05:30\" work too); without one, or with a time zone name or abbreviation, its meaning would depend on settings such as \"TimeZone\".";
 	if (tm2timestamp(&tt, fsec, &tz, result) != 0)
 		return "The timestamp is out of range.";
 	if (*result % 1000 != 0)
@@ -280,7 +331,9 @@ idgen_define_gucs(void)
 
 	DefineCustomStringVariable("idgen.epoch",
 							   "Moment from which ID timestamps count milliseconds.",
-							   "Must not change once IDs have been issued.",
+							   "A timestamp with an explicit UTC offset (\"+00\", \"Z\", \"UTC\", "
+							   "\"+05:30\", ...), so that it means the same moment whatever "
+							   "\"TimeZone\" says.  Must not change once IDs have been issued.",
 							   &idgen_epoch_string,
 							   IDGEN_DEFAULT_EPOCH,
 							   fixed,

@@ -62,7 +62,13 @@ is($nonode->safe_psql('postgres', 'SELECT node_id IS NULL FROM idgen_status()'),
 # uses the default.  For the node id and the epoch that would issue IDs
 # under the wrong node or epoch, so idgen refuses to start instead, and the
 # log says why.
+#
+# An epoch must state its UTC offset: without one, or with a zone name or
+# abbreviation, the moment it means depends on "TimeZone" (or on
+# "timezone_abbreviations" and the time zone database), so the same
+# postgresql.conf line could mean another epoch after a settings change.
 $nonode->stop;
+my $offset_re = qr/The epoch must state its UTC offset/;
 my @refused = (
 	[ 'idgen.node_id = 1024', qr/1024 is outside the valid range for parameter "idgen.node_id"/ ],
 	[ 'idgen.node_id = -2', qr/-2 is outside the valid range for parameter "idgen.node_id"/ ],
@@ -71,19 +77,34 @@ my @refused = (
 	[ "idgen.epoch = 'now'", qr/The epoch must be a fixed moment/ ],
 	[ "idgen.epoch = 'today'", qr/The epoch must be a fixed moment/ ],
 	[ "idgen.epoch = '2024-01-01 00:00:00.0005+00'", qr/The epoch must be a whole millisecond/ ],
-	[ "idgen.epoch = '1900-01-01 00:00:00+00'", qr/More than 2\^41 milliseconds have passed since the epoch/ ]);
-for my $i (0 .. $#refused)
+	[ "idgen.epoch = '1900-01-01 00:00:00+00'", qr/More than 2\^41 milliseconds have passed since the epoch/ ],
+	[ "idgen.epoch = '2024-01-01 00:00:00'", $offset_re ],
+	[ "idgen.epoch = '2024-01-01T00:00:00'", $offset_re ],
+	[ "idgen.epoch = '2024-01-01'", $offset_re ],
+	[ "idgen.epoch = 'Jan 1 2024 00:00'", $offset_re ],
+	[ "idgen.epoch = '2024-01-01 00:00:00 EST'", $offset_re ],
+	[ "idgen.epoch = '2024-01-01 00:00:00 Europe/Paris'", $offset_re ],
+	[ "idgen.epoch = '2024-01-01 00:00:00 UTC+3'", $offset_re ]);
+# one data directory for all of them: each attempt starts from the same
+# configuration plus one bad line, and reads only the log it wrote
+my $refusing = PostgreSQL::Test::Cluster->new('refused');
+$refusing->init;
+my $conf_file = $refusing->data_dir . '/postgresql.conf';
+my $base_conf = slurp_file($conf_file) . "shared_preload_libraries = 'idgen'\n";
+for my $r (@refused)
 {
-	my ($setting, $log_re) = @{ $refused[$i] };
-	my $node = PostgreSQL::Test::Cluster->new("refused_$i");
-	$node->init;
-	$node->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'idgen'\n$setting\n");
-	ok(!$node->start(fail_ok => 1), "server refuses to start with $setting");
-	my $log = slurp_file($node->logfile);
+	my ($setting, $log_re) = @$r;
+	open my $fh, '>', $conf_file or die "$conf_file: $!";
+	print $fh "$base_conf$setting\n";
+	close $fh;
+	my $log_from = -s $refusing->logfile // 0;
+	ok(!$refusing->start(fail_ok => 1), "server refuses to start with $setting");
+	my $log = slurp_file($refusing->logfile, $log_from);
 	like($log, $log_re, "log explains what is wrong with $setting");
 	like($log, qr/FATAL:\s+invalid value for parameter "idgen\.\w+"/,
 		"log names the refused setting for $setting");
+	# never leave a server running into the next attempt
+	$refusing->stop if $refusing->{_pid};
 }
 
 # The reloadable clock policy and misspelt names keep PostgreSQL's usual
@@ -122,5 +143,68 @@ is($old->safe_psql('postgres',
 is($old->safe_psql('postgres',
 		'SELECT instagram_range_end < now(), snowflake_range_end > now(), instagram_issued FROM idgen_status()'),
 	't|t|0', 'idgen_status() shows the instagram range already ended and nothing issued');
+
+# --- 5. Builders with an epoch before 1999-12-23 ------------------------
+# timestamptz counts microseconds from 2000-01-01 and ends at 294276 AD,
+# close to the int64 limit.  With an epoch more than about 8 days before
+# 2000-01-01, "time - epoch" for a time near that end does not fit 64 bits:
+# the builders must say the time is out of range (22003), never wrap into
+# a negative or bogus ID.
+my $unix = PostgreSQL::Test::Cluster->new('unix_epoch');
+$unix->init;
+$unix->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'idgen'\nidgen.epoch = '1970-01-01 00:00:00+00'\n");
+$unix->start;
+is($unix->safe_psql('postgres', "SELECT epoch = 'epoch' FROM idgen_status()"),
+	't', 'a server with the Unix epoch as idgen.epoch');
+for my $time ("'294276-12-31 23:59:59+00'", "'294276-12-31 23:59:59.999999+00'",
+	"'infinity'")
+{
+	for my $call ([ 'snowflake_id_from_time', "$time" ],
+		[ 'snowflake_id_from_parts', "$time, 0, 0" ],
+		[ 'instagram_id_from_time', "$time" ],
+		[ 'instagram_id_from_time', "$time, 5" ],
+		[ 'instagram_id_from_parts', "$time, 0, 0" ])
+	{
+		my ($f, $args) = @$call;
+		like(error_of($unix, "SELECT $f($args)"),
+			qr/^22003: timestamp is out of range for \Q$f\E\(\)/,
+			"$f($args) with the Unix epoch: 22003");
+	}
+}
+# the same builders still work inside the range of that epoch
+is($unix->safe_psql('postgres', q{
+	SELECT snowflake_id_time(snowflake_id_from_time(t)) = t,
+	       snowflake_id_time(snowflake_id_from_parts(t, 1023, 4095)) = t,
+	       instagram_id_time(instagram_id_from_time('1990-01-01 00:00:00+00', 8191))
+	         = '1990-01-01 00:00:00+00'
+	  FROM (SELECT timestamptz 'epoch' + ((1::bigint << 41) - 1) * interval '1 ms' AS t) s}),
+	't|t|t', 'the builders work up to the last millisecond of the range');
+$unix->stop;
+
+# --- 6. Epochs that state their offset ---------------------------------
+# Every way of writing an explicit offset is accepted and means the same
+# moment whatever "TimeZone" says (here six hours off UTC, so reading any
+# of them as local time would give another epoch).
+my $forms = PostgreSQL::Test::Cluster->new('epoch_forms');
+$forms->init;
+$conf_file = $forms->data_dir . '/postgresql.conf';
+$base_conf = slurp_file($conf_file)
+  . "shared_preload_libraries = 'idgen'\ntimezone = 'America/Chicago'\n";
+for my $form ('2025-01-01 00:00:00+00', '2025-01-01 05:30:00+05:30',
+	'2024-12-31 19:00:00-05', '2025-01-01 01:00:00+0100',
+	'2025-01-01T00:00:00Z', '20250101T000000Z', '2025-01-01 00:00:00 UTC',
+	'2025-01-01 00:00:00 gmt', 'Jan 1 2025 00:00 UTC')
+{
+	open my $fh, '>', $conf_file or die "$conf_file: $!";
+	print $fh "${base_conf}idgen.epoch = '$form'\n";
+	close $fh;
+	ok($forms->start(fail_ok => 1), "server starts with idgen.epoch = '$form'");
+	next unless $forms->{_pid};
+	is($forms->safe_psql('postgres',
+			"SELECT epoch = '2025-01-01 00:00:00+00' FROM idgen_status()"),
+		't', "'$form' is 2025-01-01 00:00:00 UTC");
+	$forms->stop;
+}
 
 done_testing();

@@ -7,7 +7,8 @@
 # into later milliseconds until idgen.max_lead is used up; then a call waits
 # idgen.max_wait for the clock and fails with 53400.  A clock stepped far
 # back fails at once with 55000 saying how long to wait; a waiting call
-# continues as soon as the clock moves on.
+# continues as soon as the clock moves on.  Neither failure consumes or
+# counts anything: the next good ID takes the very next position.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -77,6 +78,77 @@ is($node->safe_psql('postgres',
 my ($ret, $out, $err) = $node->psql('postgres', 'SELECT snowflake_id()');
 like($err, qr/HINT:\s+Spread the load over more shards or node ids/,
 	'the capacity error says what to do');
+
+# --- failures inside the issuing path change nothing shared ---------------
+# Unlike a bad argument, these calls get as far as examining the
+# generator's state under its lock, and only then fail: with 53400 after
+# waiting max_wait for the frozen clock, or at once with 55000 when the
+# clock is stepped back beyond what waiting could cure.  However often
+# they fail, the issued and borrowed counts stay put, and once the clock
+# allows, the next IDs take the very positions after the last good one, as
+# if the failures had never happened.
+my $counts = 'SELECT snowflake_issued, instagram_issued, borrowed FROM idgen_status()';
+my $counts_before = $node->safe_psql('postgres', $counts);
+like(error_of($node, 'SELECT snowflake_id() FROM generate_series(1, 3)'),
+	qr/^53400: snowflake ID capacity exceeded/,
+	'snowflake still saturated: 53400 after waiting');
+like(error_of($node, 'SELECT instagram_id(5)'),
+	qr/^53400: instagram ID capacity exceeded/,
+	'shard 5 still saturated: 53400 after waiting');
+is($node->safe_psql('postgres', $counts), $counts_before,
+	'calls failing with 53400 issued and borrowed nothing');
+
+my $regressions_before =
+  $node->safe_psql('postgres', 'SELECT clock_regressions FROM idgen_status()');
+$set_clock->('2026-06-01 11:59:50');
+for (1 .. 3)
+{
+	like(error_of($node, 'SELECT snowflake_id()'),
+		qr/^55000: wall clock is behind the snowflake IDs already issued/,
+		'clock 10 s back: snowflake_id() fails at once with 55000');
+	like(error_of($node, 'SELECT instagram_id(5)'),
+		qr/^55000: wall clock is behind the instagram IDs already issued/,
+		'clock 10 s back: instagram_id(5) fails at once with 55000');
+}
+is($node->safe_psql('postgres', $counts), $counts_before,
+	'calls failing with 55000 issued and borrowed nothing');
+is($node->safe_psql('postgres',
+		"SELECT clock_regressions > $regressions_before FROM idgen_status()"),
+	't', 'those calls did examine the generators: they saw the clock go back');
+
+# 1 ms after the frozen moment, the IDs up to max_lead ahead of it are one
+# more millisecond: exactly one millisecond's sequence space per generator,
+# starting right after the last good ID, all borrowed
+# (queried so that a failure fails a test rather than ending the script)
+my $query = sub {
+	my ($ret, $out, $err) = $node->psql('postgres', shift, timeout => 60);
+	return $ret == 0 ? $out : "error: $err";
+};
+$set_clock->('2026-06-01 12:00:00.001');
+is($query->('CREATE TABLE sf_next AS SELECT n, snowflake_id() AS id FROM generate_series(1, 4096) n'),
+	'', 'snowflake: 4,096 more IDs once the clock moves on 1 ms');
+is($query->('CREATE TABLE ig_next AS SELECT n, instagram_id(5) AS id FROM generate_series(1, 1024) n'),
+	'', 'instagram: 1,024 more IDs of shard 5 once the clock moves on 1 ms');
+is($query->(qq{
+	SELECT bool_and(snowflake_id_time(x.id) = snowflake_id_time(last.id) + interval '1 ms'
+	                AND snowflake_id_seq(x.id) = x.n - 1
+	                AND snowflake_id_node(x.id) = 3),
+	       min(snowflake_id_seq(last.id))
+	  FROM sf_next x, (SELECT id FROM sf WHERE n = $sf_capacity) last}),
+	't|4095',
+	'snowflake: the next IDs continue at the position after the last good one');
+is($query->(qq{
+	SELECT bool_and(instagram_id_time(x.id) = instagram_id_time(last.id) + interval '1 ms'
+	                AND instagram_id_seq(x.id) = x.n - 1
+	                AND instagram_id_shard(x.id) = 5),
+	       min(instagram_id_seq(last.id))
+	  FROM ig_next x, (SELECT id FROM ig WHERE n = $ig_capacity) last}),
+	't|1023',
+	'instagram: the next IDs of shard 5 continue at the position after the last good one');
+my ($sf_before, $ig_before, $borrowed_before) = split /\|/, $counts_before;
+is($query->($counts),
+	join('|', $sf_before + 4096, $ig_before + 1024, $borrowed_before + 4096 + 1024),
+	'only the new IDs were counted, every one of them borrowed');
 
 # --- a waiting call can be cancelled ----------------------------------------
 my ($c_out, $c_err) = ('', '');
