@@ -46,3 +46,46 @@ COMMENT ON FUNCTION instagram_id_advance(integer, bigint, boolean) IS
 'make this server issue only IDs above the given ID for its shard; force allows one beyond idgen.max_lead';
 
 REVOKE EXECUTE ON FUNCTION instagram_id_advance(integer, bigint, boolean) FROM PUBLIC;
+
+--
+-- Batches: n IDs in one lock round trip, for clients that assign keys
+-- before inserting.  Not STRICT: a NULL count or shard is an error, never a
+-- NULL array.
+--
+
+CREATE FUNCTION snowflake_id_batch(n integer)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'idgen_snowflake_id_batch'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_id_batch(integer) IS
+'n (1..100000) strictly increasing snowflake IDs, issued in one lock round trip';
+
+CREATE FUNCTION instagram_id_batch(shard integer, n integer)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'idgen_instagram_id_batch'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION instagram_id_batch(integer, integer) IS
+'n (1..100000) strictly increasing instagram IDs of a shard, issued in one lock round trip';
+
+--
+-- 128-bit IDs from the same engine: strictly increasing across all backends
+-- of the server, covered by the durable reservation and the clock policy.
+--
+
+CREATE FUNCTION idgen_uuidv7()
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'idgen_uuidv7'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_uuidv7() IS
+'RFC 9562 version 7 UUID: Unix ms | 12-bit counter | idgen.node_id and random bits; strictly increasing across the server';
+
+CREATE FUNCTION idgen_flake128()
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'idgen_flake128'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_flake128() IS
+'Boundary flake as a uuid: 64-bit Unix ms | 48-bit worker (idgen.node_id) | 16-bit sequence';

@@ -23,6 +23,7 @@ SELECT count(*) AS not_immutable
   FROM pg_proc
  WHERE proname ~ '^(snowflake|instagram)_id_'
    AND proname NOT IN ('instagram_id_advance', 'instagram_id_release')  -- admin functions
+   AND proname !~ '_batch$'  -- generators
    AND (provolatile <> 'i' OR NOT proisstrict OR proparallel <> 's');
 
 SELECT name, context, vartype, unit, min_val, max_val, boot_val

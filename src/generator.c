@@ -48,6 +48,7 @@
  */
 #include "postgres.h"
 
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/timestamp.h"
@@ -94,17 +95,21 @@ idgen_observe_clock(IdgenGenerator *gen, int64 now)
 }
 
 /*
- * One attempt to issue a position against the wall-clock reading "now".
- * Takes and releases gen->mutex.  On anything but IDGEN_ISSUED the state is
+ * One attempt to issue "count" consecutive positions against the wall-clock
+ * reading "now".  Takes and releases gen->mutex.  On IDGEN_ISSUED,
+ * *position is the first of them.  On anything else the state is
  * unchanged, and *gap_ms says by how many ms the clock is short (before the
- * epoch, or of letting the next position within idgen.max_lead), or, for
- * IDGEN_BEYOND_RESERVATION, which millisecond needs reserving.
+ * epoch, or of letting the last position within idgen.max_lead), or, for
+ * IDGEN_BEYOND_RESERVATION, which millisecond needs reserving.  Inline, so
+ * that the single-ID hot path (count 1) folds to what it was.
  */
 static inline IdgenAttempt
 idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
-				bool waited, uint64 *position, int64 *gap_ms)
+				uint64 count, bool waited, uint64 *position, int64 *gap_ms)
 {
 	uint64		next;
+	uint64		last;
+	uint64		first_borrowed;
 	int64		next_ms;
 
 	/*
@@ -133,7 +138,8 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 		return IDGEN_BEFORE_EPOCH;
 	}
 	next = Max(gen->last + 1, (uint64) now << layout->seq_bits);
-	next_ms = (int64) (next >> layout->seq_bits);
+	last = next + count - 1;
+	next_ms = (int64) (last >> layout->seq_bits);
 	if (unlikely(next_ms >= layout->ms_limit))
 	{
 		SpinLockRelease(&gen->mutex);
@@ -151,10 +157,11 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 		*gap_ms = next_ms;
 		return IDGEN_BEYOND_RESERVATION;
 	}
-	gen->last = next;
-	gen->issued++;
-	if (next_ms > now)
-		gen->borrowed++;
+	gen->last = last;
+	gen->issued += count;
+	first_borrowed = Max(next, (uint64) (now + 1) << layout->seq_bits);
+	if (last >= first_borrowed)
+		gen->borrowed += last - first_borrowed + 1;
 	if (unlikely(waited))
 		gen->waits++;
 	SpinLockRelease(&gen->mutex);
@@ -235,7 +242,7 @@ idgen_report_exhausted(const IdgenLayout *layout)
  * Loops, sleeping for the clock, until it issues or must fail.
  */
 static pg_noinline uint64
-idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout)
+idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 {
 	int64		deadline = idgen_clock_monotonic_ms() + idgen_max_wait_ms;
 	int64		reservation_deadline = idgen_reservation_deadline();
@@ -252,7 +259,7 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout)
 
 		CHECK_FOR_INTERRUPTS();
 
-		switch (idgen_try_issue(gen, layout, idgen_clock_ms(), waited,
+		switch (idgen_try_issue(gen, layout, idgen_clock_ms(), count, waited,
 								&position, &gap_ms))
 		{
 			case IDGEN_ISSUED:
@@ -319,10 +326,51 @@ idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout)
 	uint64		position;
 	int64		gap_ms;
 
-	if (likely(idgen_try_issue(gen, layout, idgen_clock_ms(), false,
+	if (likely(idgen_try_issue(gen, layout, idgen_clock_ms(), 1, false,
 							   &position, &gap_ms) == IDGEN_ISSUED))
 		return position;
-	return idgen_issue_slow(gen, layout);
+	return idgen_issue_slow(gen, layout, 1);
+}
+
+/*
+ * Issue "count" consecutive positions in one lock round trip; returns the
+ * first.  They are all covered by the same checks as a single one: the
+ * last must lie within idgen.max_lead and the reservation, so a batch
+ * larger than (max_lead + 1 ms) of the layout's capacity can never be
+ * issued and fails like a burst that outlasts max_wait.
+ */
+uint64
+idgen_issue_batch(IdgenGenerator *gen, const IdgenLayout *layout,
+				  uint64 count)
+{
+	uint64		position;
+	int64		gap_ms;
+
+	Assert(count >= 1);
+	if (likely(idgen_try_issue(gen, layout, idgen_clock_ms(), count, false,
+							   &position, &gap_ms) == IDGEN_ISSUED))
+		return position;
+	return idgen_issue_slow(gen, layout, count);
+}
+
+/* A batch size must be 1..IDGEN_MAX_BATCH (22003 otherwise). */
+int32
+idgen_check_batch_size(FunctionCallInfo fcinfo, int argno)
+{
+	int32		n;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("batch size must not be null")));
+	n = PG_GETARG_INT32(argno);
+	if (n < 1 || n > IDGEN_MAX_BATCH)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("batch size %d is out of range", n),
+				 errdetail("A batch holds from 1 to %d IDs.", IDGEN_MAX_BATCH),
+				 errhint("Call the function several times for more.")));
+	return n;
 }
 
 /*
@@ -356,4 +404,30 @@ idgen_raise_position(IdgenGenerator *gen, uint64 position)
 	if (gen->last < position)
 		gen->last = position;
 	SpinLockRelease(&gen->mutex);
+}
+
+/*
+ * Floor every generator at floor_ms: the keeper's duty when shared memory
+ * is new.  One list of all fixed generators, so none is forgotten.
+ */
+void
+idgen_raise_all_floors(int64 floor_ms)
+{
+	idgen_raise_floor(&idgen_shared->snowflake.gen, &idgen_snowflake_layout,
+					  floor_ms);
+	idgen_raise_floor(&idgen_shared->uuidv7.gen, &idgen_uuidv7_layout,
+					  floor_ms);
+	idgen_raise_floor(&idgen_shared->flake128.gen, &idgen_flake128_layout,
+					  floor_ms);
+	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
+		idgen_raise_floor(&idgen_shared->instagram[i].gen,
+						  &idgen_instagram_layout, floor_ms);
+}
+
+/* report_not_owned of the layouts whose generator is never switched off */
+void
+idgen_report_never_switched_off(IdgenGenerator *gen)
+{
+	elog(ERROR, "generator is switched off");
+	pg_unreachable();
 }

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "datatype/timestamp.h"
+#include "fmgr.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
@@ -67,6 +68,16 @@
  * negative IDs that sort before older ones.
  */
 #define IDGEN_INSTAGRAM_MS_LIMIT	(INT64CONST(1) << (IDGEN_TIME_BITS - 1))
+
+/*
+ * 128-bit IDs (uuid.c): the sequence bits of idgen_uuidv7() (RFC 9562's
+ * 12-bit rand_a, used as a counter) and of idgen_flake128() (Boundary's
+ * flake: 16 bits).  Their timestamps are Unix ms of 48 and 64 bits; 2^47 ms
+ * past the epoch (about 4,460 years) bounds both positions.
+ */
+#define IDGEN_UUIDV7_SEQ_BITS		12
+#define IDGEN_FLAKE128_SEQ_BITS		16
+#define IDGEN_UUID_MS_LIMIT			(INT64CONST(1) << 47)
 
 /* Unix epoch minus PostgreSQL epoch (2000-01-01), in milliseconds */
 #define IDGEN_UNIX_TO_PG_MS \
@@ -179,6 +190,8 @@ typedef struct IdgenShared
 	IdgenKeeperPadded keeper;
 	IdgenIssuedPadded issued;
 	IdgenGeneratorPadded snowflake;
+	IdgenGeneratorPadded uuidv7;
+	IdgenGeneratorPadded flake128;
 	IdgenGeneratorPadded instagram[IDGEN_INSTAGRAM_NSHARDS];
 	IdgenShardControl shards;
 } IdgenShared;
@@ -212,6 +225,8 @@ typedef struct IdgenLayout
 
 extern const IdgenLayout idgen_snowflake_layout;
 extern const IdgenLayout idgen_instagram_layout;
+extern const IdgenLayout idgen_uuidv7_layout;
+extern const IdgenLayout idgen_flake128_layout;
 
 /* guc.c */
 extern int	idgen_node_id;
@@ -280,11 +295,26 @@ idgen_clock_ms(void)
 /* generator.c */
 extern void idgen_generator_init(IdgenGenerator *gen, bool owned);
 extern uint64 idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout);
+
+/*
+ * The most IDs one batch call returns: 100,000 is under 25 ms of snowflake
+ * capacity and under 100 ms of a shard's, well inside the default
+ * idgen.max_lead, and an 800 kB array.
+ */
+#define IDGEN_MAX_BATCH 100000
+extern uint64 idgen_issue_batch(IdgenGenerator *gen, const IdgenLayout *layout,
+								uint64 count);
+extern int32 idgen_check_batch_size(FunctionCallInfo fcinfo, int argno);
 extern void idgen_note_issued(int64 ms);
 extern int64 idgen_reservation_deadline(void);
 extern void idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 							  int64 floor_ms);
 extern void idgen_raise_position(IdgenGenerator *gen, uint64 position);
+extern void idgen_raise_all_floors(int64 floor_ms);
+IDGEN_NORETURN extern void idgen_report_never_switched_off(IdgenGenerator *gen);
+
+/* snowflake.c */
+extern void idgen_require_node_id(const char *funcname);
 
 /* keeper.c */
 extern void idgen_keeper_register(void);

@@ -27,7 +27,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "utils/array.h"
 
 #include "idgen.h"
 
@@ -62,15 +64,13 @@ idgen_instagram_not_owned(IdgenGenerator *gen)
 }
 
 /*
- * Not STRICT: a NULL shard is a mistake to report, never a silent NULL key.
+ * The shard argument of a generator: not NULL (a mistake to report, never
+ * a silent NULL key), in range, and listed in idgen.shards.
  */
-PG_FUNCTION_INFO_V1(idgen_instagram_id);
-Datum
-idgen_instagram_id(PG_FUNCTION_ARGS)
+static int32
+idgen_shard_argument(FunctionCallInfo fcinfo)
 {
-	IdgenShared *shared;
 	int32		shard;
-	uint64		position;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -83,14 +83,47 @@ idgen_instagram_id(PG_FUNCTION_ARGS)
 
 	if (unlikely(!idgen_owns_shard(shard)))
 		idgen_report_shard_not_owned(shard);
+	return shard;
+}
 
-	shared = idgen_require_shared("instagram_id");
+/* Not STRICT: see idgen_shard_argument. */
+PG_FUNCTION_INFO_V1(idgen_instagram_id);
+Datum
+idgen_instagram_id(PG_FUNCTION_ARGS)
+{
+	int32		shard = idgen_shard_argument(fcinfo);
+	IdgenShared *shared = idgen_require_shared("instagram_id");
+	uint64		position;
+
 	position = idgen_issue(&shared->instagram[shard].gen,
 						   &idgen_instagram_layout);
 
 	PG_RETURN_INT64(idgen_instagram_compose(position >> IDGEN_INSTAGRAM_SEQ_BITS,
 											shard,
 											position & IDGEN_INSTAGRAM_MAX_SEQ));
+}
+
+/*
+ * instagram_id_batch(shard, n): n IDs of the shard in one lock round trip.
+ */
+PG_FUNCTION_INFO_V1(idgen_instagram_id_batch);
+Datum
+idgen_instagram_id_batch(PG_FUNCTION_ARGS)
+{
+	int32		shard = idgen_shard_argument(fcinfo);
+	int32		n = idgen_check_batch_size(fcinfo, 1);
+	IdgenShared *shared = idgen_require_shared("instagram_id_batch");
+	Datum	   *ids = palloc(sizeof(Datum) * n);
+	uint64		position;
+
+	position = idgen_issue_batch(&shared->instagram[shard].gen,
+								 &idgen_instagram_layout, n);
+	for (int i = 0; i < n; i++, position++)
+		ids[i] = Int64GetDatum(idgen_instagram_compose(position >> IDGEN_INSTAGRAM_SEQ_BITS,
+													   shard,
+													   position & IDGEN_INSTAGRAM_MAX_SEQ));
+	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 /*

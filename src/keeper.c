@@ -892,11 +892,7 @@ idgen_keeper_load(void)
 	{
 		int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms;
 
-		idgen_raise_floor(&idgen_shared->snowflake.gen,
-						  &idgen_snowflake_layout, floor_ms);
-		for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
-			idgen_raise_floor(&idgen_shared->instagram[i].gen,
-							  &idgen_instagram_layout, floor_ms);
+		idgen_raise_all_floors(floor_ms);
 		if (floor_unix_ms > 0)
 			ereport(LOG,
 					(errmsg("idgen keeper: IDs resume above %s",

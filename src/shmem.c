@@ -58,6 +58,8 @@ idgen_shmem_startup(void)
 		idgen_keeper_init(&idgen_shared->keeper.keeper);
 		pg_atomic_init_u64(&idgen_shared->issued.ms, 0);
 		idgen_generator_init(&idgen_shared->snowflake.gen, true);
+		idgen_generator_init(&idgen_shared->uuidv7.gen, true);
+		idgen_generator_init(&idgen_shared->flake128.gen, true);
 		for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 			idgen_generator_init(&idgen_shared->instagram[i].gen,
 								 idgen_owns_shard(i));

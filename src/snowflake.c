@@ -13,24 +13,36 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "utils/array.h"
 
 #include "idgen.h"
-
-/* The node-wide generator is never switched off. */
-static void
-idgen_snowflake_not_owned(IdgenGenerator *gen)
-{
-	elog(ERROR, "snowflake generator is switched off");
-}
 
 const IdgenLayout idgen_snowflake_layout = {
 	.name = "snowflake",
 	.funcname = "snowflake_id",
 	.seq_bits = IDGEN_SNOWFLAKE_SEQ_BITS,
 	.ms_limit = IDGEN_SNOWFLAKE_MS_LIMIT,
-	.report_not_owned = idgen_snowflake_not_owned,
+	.report_not_owned = idgen_report_never_switched_off,
 };
+
+/*
+ * A forgotten node id on a second server would silently duplicate the
+ * first server's IDs, so there is no default.
+ */
+void
+idgen_require_node_id(const char *funcname)
+{
+	if (unlikely(idgen_node_id < 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("\"idgen.node_id\" is not set"),
+				 errdetail("%s() embeds the node id in every ID, and servers sharing one would issue duplicates.",
+						   funcname),
+				 errhint("Set \"idgen.node_id\" to a value from 0 to %d that no other server uses, and restart the server.",
+						 IDGEN_SNOWFLAKE_MAX_NODE)));
+}
 
 PG_FUNCTION_INFO_V1(idgen_snowflake_id);
 Datum
@@ -39,21 +51,36 @@ idgen_snowflake_id(PG_FUNCTION_ARGS)
 	IdgenShared *shared = idgen_require_shared("snowflake_id");
 	uint64		position;
 
-	/*
-	 * A forgotten node id on a second server would silently duplicate the
-	 * first server's IDs, so there is no default.
-	 */
-	if (unlikely(idgen_node_id < 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("\"idgen.node_id\" is not set"),
-				 errdetail("snowflake_id() embeds the node id in every ID, and servers sharing one would issue duplicates."),
-				 errhint("Set \"idgen.node_id\" to a value from 0 to %d that no other server uses, and restart the server.",
-						 IDGEN_SNOWFLAKE_MAX_NODE)));
-
+	idgen_require_node_id("snowflake_id");
 	position = idgen_issue(&shared->snowflake.gen, &idgen_snowflake_layout);
 
 	PG_RETURN_INT64(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
 											idgen_node_id,
 											position & IDGEN_SNOWFLAKE_MAX_SEQ));
+}
+
+/*
+ * snowflake_id_batch(n): n IDs in one lock round trip, strictly increasing
+ * and unique with every other call, for clients that assign keys before
+ * inserting.  Not STRICT: a NULL count is an error, not a NULL array.
+ */
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_batch);
+Datum
+idgen_snowflake_id_batch(PG_FUNCTION_ARGS)
+{
+	int32		n = idgen_check_batch_size(fcinfo, 0);
+	IdgenShared *shared = idgen_require_shared("snowflake_id_batch");
+	Datum	   *ids;
+	uint64		position;
+
+	idgen_require_node_id("snowflake_id_batch");
+	ids = palloc(sizeof(Datum) * n);
+	position = idgen_issue_batch(&shared->snowflake.gen,
+								 &idgen_snowflake_layout, n);
+	for (int i = 0; i < n; i++, position++)
+		ids[i] = Int64GetDatum(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
+													   idgen_node_id,
+													   position & IDGEN_SNOWFLAKE_MAX_SEQ));
+	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
