@@ -89,3 +89,192 @@ LANGUAGE C VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_flake128() IS
 'Boundary flake as a uuid: 64-bit Unix ms | 48-bit worker (idgen.node_id) | 16-bit sequence';
+
+--
+-- Named generators: any snowflake-family layout, defined once in the
+-- database named by idgen.database and used by name from every database.
+--
+
+-- The definitions.  Written only by idgen_create_generator() and
+-- idgen_drop_generator(); read by the keeper, by OID.  In other databases
+-- the table stays empty.
+CREATE TABLE idgen_generator (
+	name text NOT NULL,
+	layout text NOT NULL,
+	epoch timestamptz NOT NULL,
+	unit_ms integer NOT NULL,
+	created timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	dropped timestamptz
+);
+CREATE UNIQUE INDEX idgen_generator_name ON idgen_generator (name);
+COMMENT ON TABLE idgen_generator IS
+'idgen: named generator definitions (in idgen.database); never changed once created';
+REVOKE ALL ON TABLE idgen_generator FROM PUBLIC;
+-- pg_dump carries the definitions (they are configuration, not state)
+SELECT pg_catalog.pg_extension_config_dump('idgen_generator', '');
+
+-- A definition never changes and is never deleted: IDs issued under it may
+-- exist, and a name must not come back with another meaning.  Only the
+-- dropped mark moves.
+CREATE FUNCTION idgen_generator_guard()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+BEGIN
+	IF TG_OP = 'DELETE' OR TG_OP = 'TRUNCATE' THEN
+		RAISE EXCEPTION 'idgen generator definitions are never deleted'
+			USING ERRCODE = '55000',
+			      HINT = 'Use idgen_drop_generator(name, force => true).';
+	END IF;
+	IF NEW.name IS DISTINCT FROM OLD.name OR NEW.layout IS DISTINCT FROM OLD.layout
+	   OR NEW.epoch IS DISTINCT FROM OLD.epoch OR NEW.unit_ms IS DISTINCT FROM OLD.unit_ms
+	   OR NEW.created IS DISTINCT FROM OLD.created THEN
+		RAISE EXCEPTION 'the definition of generator "%" cannot change', OLD.name
+			USING ERRCODE = '55000',
+			      HINT = 'Drop it and create one under a new name.';
+	END IF;
+	RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION idgen_generator_guard() IS
+'idgen: keeps named generator definitions unchanged';
+
+CREATE TRIGGER idgen_generator_guard
+	BEFORE UPDATE OR DELETE ON idgen_generator
+	FOR EACH ROW EXECUTE FUNCTION idgen_generator_guard();
+CREATE TRIGGER idgen_generator_guard_truncate
+	BEFORE TRUNCATE ON idgen_generator
+	FOR EACH STATEMENT EXECUTE FUNCTION idgen_generator_guard();
+
+CREATE FUNCTION idgen_create_generator(name text, layout text,
+	epoch timestamptz DEFAULT NULL, unit interval DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_create_generator'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION idgen_create_generator(text, text, timestamptz, interval) IS
+'define a named generator (superuser, in idgen.database): layout fields or a preset; epoch and unit default to the preset''s, else idgen.epoch and 1 ms';
+
+REVOKE EXECUTE ON FUNCTION idgen_create_generator(text, text, timestamptz, interval) FROM PUBLIC;
+
+CREATE FUNCTION idgen_drop_generator(name text, force boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_drop_generator'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION idgen_drop_generator(text, boolean) IS
+'stop a named generator everywhere (superuser, in idgen.database; needs force => true); its name stays reserved for its definition';
+
+REVOKE EXECUTE ON FUNCTION idgen_drop_generator(text, boolean) FROM PUBLIC;
+
+-- Not STRICT: a NULL name or shard is an error, never a NULL key.
+CREATE FUNCTION idgen_next(name text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_next'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_next(text) IS
+'next ID of a named generator';
+
+CREATE FUNCTION idgen_next(name text, shard integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_next'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_next(text, integer) IS
+'next ID of a shard of a named generator with a shard field';
+
+CREATE FUNCTION idgen_next_batch(name text, n integer)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'idgen_next_batch'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_next_batch(text, integer) IS
+'n (1..100000) strictly increasing IDs of a named generator, in one lock round trip';
+
+CREATE FUNCTION idgen_next_batch(name text, n integer, shard integer)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'idgen_next_batch'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_next_batch(text, integer, integer) IS
+'n (1..100000) strictly increasing IDs of a shard of a named generator';
+
+-- Decoding and building by name read the definition in shared memory:
+-- STABLE (the registry belongs to the server, not to the arguments).
+CREATE FUNCTION idgen_time(name text, id bigint)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'idgen_time'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_time(text, bigint) IS
+'time (start of its tick) of an ID of a named generator';
+
+CREATE FUNCTION idgen_decode(name text, id bigint)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'idgen_decode'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_decode(text, bigint) IS
+'every field of an ID of a named generator by name, time as ISO 8601 UTC';
+
+CREATE FUNCTION idgen_from_time(name text, ts timestamptz)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_from_time'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_from_time(text, timestamptz) IS
+'smallest ID of a named generator in the tick of ts, for range scans';
+
+CREATE FUNCTION idgen_from_time(name text, ts timestamptz, shard integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_from_time'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_from_time(text, timestamptz, integer) IS
+'smallest ID of a shard of a named generator in the tick of ts';
+
+CREATE FUNCTION idgen_from_parts(name text, parts jsonb)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_from_parts'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_from_parts(text, jsonb) IS
+'ID of a named generator composed of fields by name ({"time": ..., "worker": 3, ...}), each range-checked';
+
+-- Foreign IDs: no definition, no server state.  Not STRICT so that the
+-- epoch and unit can default to NULL (the preset's, else idgen.epoch and
+-- 1 ms); a NULL ID or layout gives NULL.
+CREATE FUNCTION idgen_decode_layout(id bigint, layout text,
+	epoch timestamptz DEFAULT NULL, unit interval DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'idgen_decode_layout'
+LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_decode_layout(bigint, text, timestamptz, interval) IS
+'every field of an ID of any layout or preset, time as ISO 8601 UTC; needs no definition';
+
+CREATE FUNCTION idgen_generators_info(
+	OUT name text,
+	OUT layout text,
+	OUT epoch timestamptz,
+	OUT unit_ms integer,
+	OUT state text,
+	OUT message text,
+	OUT issued bigint,
+	OUT borrowed bigint,
+	OUT waits bigint,
+	OUT last_time timestamptz,
+	OUT lead_ms bigint,
+	OUT generators integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_generators_info'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_generators_info() IS
+'named generators loaded on this server: definition and live state';
+
+CREATE VIEW idgen_generators AS SELECT * FROM idgen_generators_info();
+COMMENT ON VIEW idgen_generators IS
+'named generators loaded on this server: definition and live state';

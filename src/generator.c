@@ -69,6 +69,58 @@ typedef enum IdgenAttempt
 } IdgenAttempt;
 
 /*
+ * The wall clock in the layout's ticks: ms since idgen.epoch for the fixed
+ * layouts, ticks of its unit since its epoch for a named generator.
+ */
+static inline int64
+idgen_layout_now(const IdgenLayout *layout)
+{
+	if (likely(!layout->own_clock))
+		return idgen_clock_ms();
+	return idgen_floor_div(idgen_clock_unix_ms() - layout->epoch_unix_ms,
+						   layout->unit_ms);
+}
+
+/*
+ * The last millisecond of a tick, in ms since idgen.epoch: the scale of the
+ * durable reservation, which covers a tick only if it covers all of it.
+ */
+static inline int64
+idgen_tick_last_ms(const IdgenLayout *layout, int64 tick)
+{
+	if (likely(!layout->own_clock))
+		return tick;
+	return layout->epoch_unix_ms + (tick + 1) * layout->unit_ms - 1 -
+		idgen_epoch_unix_ms;
+}
+
+/* The first tick the reservation (ms since idgen.epoch) does not cover. */
+static inline int64
+idgen_reserved_ticks(const IdgenLayout *layout, int64 reserved_ms)
+{
+	if (likely(!layout->own_clock))
+		return reserved_ms;
+	return idgen_floor_div(reserved_ms + idgen_epoch_unix_ms -
+						   layout->epoch_unix_ms, layout->unit_ms);
+}
+
+/* idgen.max_lead in the layout's ticks. */
+static inline int64
+idgen_lead_ticks(const IdgenLayout *layout)
+{
+	if (likely(!layout->own_clock))
+		return idgen_max_lead_ms;
+	return idgen_max_lead_ms / layout->unit_ms;
+}
+
+/* ms in ticks, rounded up: how long to wait for a number of ticks. */
+static inline int64
+idgen_ticks_to_ms(const IdgenLayout *layout, int64 ticks)
+{
+	return layout->own_clock ? ticks * layout->unit_ms : ticks;
+}
+
+/*
  * Record the wall-clock reading "now" and return the reading to issue
  * against.  Caller must hold gen->mutex.
  *
@@ -80,14 +132,14 @@ typedef enum IdgenAttempt
  * call, so we accept it under the spinlock to count regressions honestly.
  */
 static inline int64
-idgen_observe_clock(IdgenGenerator *gen, int64 now)
+idgen_observe_clock(IdgenGenerator *gen, const IdgenLayout *layout, int64 now)
 {
 	if (likely(now >= gen->clock_ms))
 	{
 		gen->clock_ms = now;
 		return now;
 	}
-	now = idgen_clock_ms();
+	now = idgen_layout_now(layout);
 	if (now < gen->clock_ms)
 		gen->regressions++;
 	gen->clock_ms = now;
@@ -121,8 +173,9 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	 * new shared memory.  So on a standby the reservation is 0, every call
 	 * takes the slow path, and that is where RecoveryInProgress() is asked.
 	 */
-	int64		reserved_ms = (int64)
-		pg_atomic_read_u64(&idgen_shared->keeper.keeper.hwm_ms);
+	int64		reserved = idgen_reserved_ticks(layout, (int64)
+											pg_atomic_read_u64(&idgen_shared->keeper.keeper.hwm_ms));
+	int64		lead = idgen_lead_ticks(layout);
 
 	SpinLockAcquire(&gen->mutex);
 	if (unlikely(!gen->owned))
@@ -130,11 +183,11 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 		SpinLockRelease(&gen->mutex);
 		return IDGEN_NOT_OWNED;
 	}
-	now = idgen_observe_clock(gen, now);
+	now = idgen_observe_clock(gen, layout, now);
 	if (unlikely(now < 0))
 	{
 		SpinLockRelease(&gen->mutex);
-		*gap_ms = -now;
+		*gap_ms = idgen_ticks_to_ms(layout, -now);
 		return IDGEN_BEFORE_EPOCH;
 	}
 	next = Max(gen->last + 1, (uint64) now << layout->seq_bits);
@@ -145,16 +198,16 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 		SpinLockRelease(&gen->mutex);
 		return IDGEN_EXHAUSTED;
 	}
-	if (unlikely(next_ms - now > idgen_max_lead_ms))
+	if (unlikely(next_ms - now > lead))
 	{
 		SpinLockRelease(&gen->mutex);
-		*gap_ms = next_ms - now - idgen_max_lead_ms;
+		*gap_ms = idgen_ticks_to_ms(layout, next_ms - now - lead);
 		return IDGEN_TOO_FAR_AHEAD;
 	}
-	if (unlikely(next_ms >= reserved_ms))
+	if (unlikely(next_ms >= reserved))
 	{
 		SpinLockRelease(&gen->mutex);
-		*gap_ms = next_ms;
+		*gap_ms = idgen_tick_last_ms(layout, next_ms);
 		return IDGEN_BEYOND_RESERVATION;
 	}
 	gen->last = last;
@@ -167,6 +220,7 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	SpinLockRelease(&gen->mutex);
 
 	/* the keeper reserves from the highest millisecond issued */
+	next_ms = idgen_tick_last_ms(layout, next_ms);
 	if (unlikely((uint64) next_ms >
 				 pg_atomic_read_u64(&idgen_shared->issued.ms)))
 		idgen_note_issued(next_ms);
@@ -228,13 +282,17 @@ idgen_report_before_epoch(int64 gap_ms)
 static void
 idgen_report_exhausted(const IdgenLayout *layout)
 {
+	TimestampTz end = layout->own_clock ?
+		idgen_unix_ms_to_timestamptz(layout->epoch_unix_ms +
+									 layout->ms_limit * layout->unit_ms) :
+		idgen_ms_to_timestamptz(layout->ms_limit);
+
 	ereport(ERROR,
 			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 			 errmsg("%s ID range is exhausted", layout->name),
-			 errdetail("The layout's timestamp field ran out at %s, %lld ms after the epoch %s.",
-					   timestamptz_to_str(idgen_ms_to_timestamptz(layout->ms_limit)),
-					   (long long) layout->ms_limit, idgen_epoch_string),
-			 errhint("IDs of this layout cannot be issued any more with this epoch; use a new ID column or the snowflake layout.")));
+			 errdetail("The layout's timestamp field ran out at %s, %lld ticks after its epoch.",
+					   timestamptz_to_str(end), (long long) layout->ms_limit),
+			 errhint("IDs of this layout cannot be issued any more with this epoch; use a new ID column or a layout with a later epoch.")));
 }
 
 /*
@@ -259,7 +317,7 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 
 		CHECK_FOR_INTERRUPTS();
 
-		switch (idgen_try_issue(gen, layout, idgen_clock_ms(), count, waited,
+		switch (idgen_try_issue(gen, layout, idgen_layout_now(layout), count, waited,
 								&position, &gap_ms))
 		{
 			case IDGEN_ISSUED:
@@ -301,9 +359,10 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 			ereport(ERROR,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 					 errmsg("%s ID capacity exceeded", layout->name),
-					 errdetail("IDs were requested faster than %d per millisecond for longer than \"idgen.max_lead\" (%d ms) and \"idgen.max_wait\" (%d ms) absorb.",
-							   1 << layout->seq_bits, idgen_max_lead_ms,
-							   idgen_max_wait_ms),
+					 errdetail("IDs were requested faster than %d per %d ms for longer than \"idgen.max_lead\" (%d ms) and \"idgen.max_wait\" (%d ms) absorb.",
+							   1 << layout->seq_bits,
+							   layout->own_clock ? layout->unit_ms : 1,
+							   idgen_max_lead_ms, idgen_max_wait_ms),
 					 errhint("Spread the load over more shards or node ids, or raise \"idgen.max_lead\" or \"idgen.max_wait\".")));
 
 		waited = true;
@@ -326,7 +385,7 @@ idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout)
 	uint64		position;
 	int64		gap_ms;
 
-	if (likely(idgen_try_issue(gen, layout, idgen_clock_ms(), 1, false,
+	if (likely(idgen_try_issue(gen, layout, idgen_layout_now(layout), 1, false,
 							   &position, &gap_ms) == IDGEN_ISSUED))
 		return position;
 	return idgen_issue_slow(gen, layout, 1);
@@ -347,7 +406,7 @@ idgen_issue_batch(IdgenGenerator *gen, const IdgenLayout *layout,
 	int64		gap_ms;
 
 	Assert(count >= 1);
-	if (likely(idgen_try_issue(gen, layout, idgen_clock_ms(), count, false,
+	if (likely(idgen_try_issue(gen, layout, idgen_layout_now(layout), count, false,
 							   &position, &gap_ms) == IDGEN_ISSUED))
 		return position;
 	return idgen_issue_slow(gen, layout, count);
@@ -384,9 +443,16 @@ void
 idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 				  int64 floor_ms)
 {
-	if (floor_ms > 0)
+	int64		floor_tick = floor_ms;
+
+	/* the first tick that starts at or after floor_ms */
+	if (layout->own_clock)
+		floor_tick = -idgen_floor_div(layout->epoch_unix_ms -
+									  (floor_ms + idgen_epoch_unix_ms),
+									  layout->unit_ms);
+	if (floor_tick > 0)
 	{
-		idgen_raise_position(gen, ((uint64) floor_ms << layout->seq_bits) - 1);
+		idgen_raise_position(gen, ((uint64) floor_tick << layout->seq_bits) - 1);
 		idgen_note_issued(floor_ms - 1);
 	}
 }

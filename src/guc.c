@@ -350,6 +350,28 @@ idgen_define_gucs(void)
 							   0,
 							   NULL, NULL, NULL);
 
+	DefineCustomIntVariable("idgen.max_generators",
+							"How many named generators shared memory holds.",
+							"Each takes about 1 kB; a name keeps its place until the server restarts, dropped or not.",
+							&idgen_max_generators,
+							64,
+							1,
+							4096,
+							fixed,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("idgen.generator_shards",
+							"How many shard generators named generators with a shard field share.",
+							"A shard field of k bits takes 2^k of them, 128 bytes each.",
+							&idgen_generator_shards,
+							8192,
+							0,
+							1 << 20,
+							fixed,
+							0,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("idgen.reservation",
 							"How far ahead of the clock each durable reservation reaches.",
 							"Larger values mean fewer WAL flushes; after a crash, IDs "

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "datatype/timestamp.h"
+#include "utils/timestamp.h"
 #include "fmgr.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
@@ -218,15 +219,87 @@ typedef struct IdgenLayout
 	const char *name;			/* "snowflake" or "instagram" */
 	const char *funcname;		/* its generator: "snowflake_id", ... */
 	int			seq_bits;
-	int64		ms_limit;		/* first millisecond that cannot be issued */
+	int64		ms_limit;		/* first tick that cannot be issued */
 	/* raise the error for a generator that is not owned here; no return */
 	void		(*report_not_owned) (IdgenGenerator *gen);
+
+	/*
+	 * Named generators count ticks of their own unit since their own epoch
+	 * (then ms_limit is in ticks too).  The fixed layouts count ms since
+	 * idgen.epoch, and their hot path never looks at these.
+	 */
+	bool		own_clock;
+	int64		epoch_unix_ms;
+	int32		unit_ms;
 } IdgenLayout;
+
+/* A layout's clock: ticks since its epoch (negative before it). */
+static inline int64
+idgen_floor_div(int64 a, int64 b)
+{
+	return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0);
+}
 
 extern const IdgenLayout idgen_snowflake_layout;
 extern const IdgenLayout idgen_instagram_layout;
 extern const IdgenLayout idgen_uuidv7_layout;
 extern const IdgenLayout idgen_flake128_layout;
+
+/*
+ * A layout of a named generator (layout.c): fields from the most
+ * significant bit down.  Parsed from text such as
+ * "time:42 datacenter:3 worker:6 seq:12" or a preset name, with an epoch
+ * and a unit; validated once, then plain data that shared memory holds.
+ */
+#define IDGEN_MAX_FIELDS		16
+#define IDGEN_FIELD_NAME_LEN	32
+
+typedef enum IdgenFieldKind
+{
+	IDGEN_FIELD_TIME,			/* ticks of unit since epoch */
+	IDGEN_FIELD_SEQ,			/* per-tick sequence */
+	IDGEN_FIELD_SHARD,			/* a call argument */
+	IDGEN_FIELD_RANDOM,			/* random bits */
+	IDGEN_FIELD_NODE,			/* part of idgen.node_id */
+	IDGEN_FIELD_CONST			/* a constant given in the layout */
+} IdgenFieldKind;
+
+typedef struct IdgenField
+{
+	char		name[IDGEN_FIELD_NAME_LEN];
+	IdgenFieldKind kind;
+	int			bits;
+	int			shift;			/* of its least significant bit */
+	int64		constant;		/* IDGEN_FIELD_CONST only */
+} IdgenField;
+
+typedef struct IdgenSpec
+{
+	int			nfields;
+	IdgenField	fields[IDGEN_MAX_FIELDS];
+	int			width;			/* sum of the fields' bits: 63 or 64 */
+	int			time_field;		/* index, or -1 */
+	int			seq_field;		/* index, or -1 */
+	int			shard_field;	/* index, or -1 */
+	int			node_bits;		/* all node fields together */
+	int64		epoch_unix_ms;
+	int32		unit_ms;
+	int64		tick_limit;		/* first tick that cannot be issued */
+} IdgenSpec;
+
+/* layout.c */
+extern void idgen_parse_layout(const char *text, IdgenSpec *spec,
+							   bool *epoch_given, bool *unit_given);
+extern void idgen_spec_set_clock(IdgenSpec *spec, int64 epoch_unix_ms,
+								 int32 unit_ms);
+extern char *idgen_spec_text(const IdgenSpec *spec);
+extern int64 idgen_spec_node_value(const IdgenSpec *spec, int32 node_id,
+								   bool *fits);
+extern uint64 idgen_spec_field(const IdgenSpec *spec, int i, int64 id);
+extern int32 idgen_interval_to_unit_ms(Interval *unit);
+extern int64 idgen_timestamptz_to_unix_ms(TimestampTz ts);
+extern TimestampTz idgen_unix_ms_to_timestamptz(int64 unix_ms);
+extern Datum idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id);
 
 /* guc.c */
 extern int	idgen_node_id;
@@ -322,6 +395,23 @@ extern void idgen_keeper_init(IdgenKeeper *keeper);
 extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
 extern void idgen_keeper_wait_floor(int32 shard, uint64 position,
 									int64 deadline);
+extern bool idgen_schema_trusted(Oid nspid);
+extern Oid	idgen_extension_schema(void);
+extern Latch *idgen_keeper_latch(void);
+
+/*
+ * Named generators (registry.c).  A named layout's shard field has at most
+ * this many bits; all their shards share one pool of generators, sized by
+ * idgen.generator_shards.
+ */
+#define IDGEN_NAMED_MAX_SHARD_BITS 13
+extern int	idgen_max_generators;
+extern int	idgen_generator_shards;
+extern Size idgen_registry_shmem_size(void);
+extern void idgen_registry_shmem_init(void);
+extern void idgen_registry_set_floor(int64 floor_unix_ms);
+extern void idgen_registry_load(Oid relid);
+extern bool idgen_registry_reload_requested(void);
 extern const char *idgen_keeper_state_name(IdgenKeeperState state);
 
 /* decode.c */

@@ -126,6 +126,7 @@ typedef struct IdgenKeeperObjects
 	Oid			hwm;			/* sequence idgen_hwm */
 	Oid			epoch;			/* sequence idgen_epoch */
 	Oid			floors;			/* table idgen_shard_floor; invalid in 1.0 */
+	Oid			registry;		/* table idgen_generator; invalid in 1.0 */
 } IdgenKeeperObjects;
 
 /* reset at every turn of the worker's loop */
@@ -235,6 +236,19 @@ idgen_keeper_register(void)
 	strlcpy(worker.bgw_name, "idgen keeper", BGW_MAXLEN);
 	strlcpy(worker.bgw_type, "idgen keeper", BGW_MAXLEN);
 	RegisterBackgroundWorker(&worker);
+}
+
+/* The keeper's latch while it runs, else NULL. */
+Latch *
+idgen_keeper_latch(void)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	Latch	   *latch;
+
+	SpinLockAcquire(&keeper->mutex);
+	latch = keeper->latch;
+	SpinLockRelease(&keeper->mutex);
+	return latch;
 }
 
 /* Set the keeper's state and message, and wake everyone who waits on it. */
@@ -499,6 +513,16 @@ idgen_keeper_namespace_owner(Oid nspid)
 }
 
 /*
+ * Is the schema controlled by superusers only?  For registry.c, which
+ * writes definitions into the extension's schema in idgen.database.
+ */
+bool
+idgen_schema_trusted(Oid nspid)
+{
+	return idgen_keeper_role_trusted(idgen_keeper_namespace_owner(nspid));
+}
+
+/*
  * The owner of idgen.database can drop or rename anything in it that it
  * owns, and set the keeper's defaults with ALTER DATABASE: only a
  * superuser may own it.
@@ -571,6 +595,18 @@ idgen_keeper_extension_owner(Oid extoid, Oid *owner, Oid *schema)
 	table_close(rel, AccessShareLock);
 }
 
+/* The schema of extension idgen in this database (error if absent). */
+Oid
+idgen_extension_schema(void)
+{
+	Oid			owner;
+	Oid			schema;
+
+	idgen_keeper_extension_owner(get_extension_oid("idgen", false), &owner,
+								 &schema);
+	return schema;
+}
+
 /*
  * Check one member relation of the extension and note it if it is one of
  * ours: a permanent relation of the expected kind, owned by a superuser.
@@ -594,6 +630,11 @@ idgen_keeper_note_member(Oid relid, IdgenKeeperObjects *objs)
 	else if (strcmp(NameStr(cls->relname), "idgen_shard_floor") == 0)
 	{
 		slot = &objs->floors;
+		kind = RELKIND_RELATION;
+	}
+	else if (strcmp(NameStr(cls->relname), "idgen_generator") == 0)
+	{
+		slot = &objs->registry;
 		kind = RELKIND_RELATION;
 	}
 	if (slot != NULL)
@@ -651,6 +692,7 @@ idgen_keeper_find_objects(IdgenKeeperObjects *objs)
 	objs->hwm = InvalidOid;
 	objs->epoch = InvalidOid;
 	objs->floors = InvalidOid;
+	objs->registry = InvalidOid;
 
 	rel = table_open(DependRelationId, AccessShareLock);
 	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
@@ -874,7 +916,10 @@ idgen_keeper_load(void)
 		}
 		if (OidIsValid(objs.floors))
 			idgen_keeper_load_floors(objs.floors);
+		idgen_registry_set_floor(floor_unix_ms);
 	}
+	if (OidIsValid(objs.registry))
+		idgen_registry_load(objs.registry);
 	else if (!have_epoch)
 	{
 		/* lost while we run: the epoch cannot have changed (start-time) */
@@ -1243,7 +1288,8 @@ idgen_keeper_main(Datum main_arg)
 			 * that went missing or backwards (extension dropped, sequence
 			 * reset), which it restores.  A read-only transaction: no WAL.
 			 */
-			if (!loaded || idgen_clock_monotonic_ms() >= next_load)
+			if (!loaded || idgen_clock_monotonic_ms() >= next_load ||
+				idgen_registry_reload_requested())
 			{
 				loaded = idgen_keeper_load();
 				next_load = idgen_clock_monotonic_ms() + IDGEN_KEEPER_CHECK_MS;

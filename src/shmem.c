@@ -37,6 +37,7 @@ idgen_shmem_request(void)
 		prev_shmem_request_hook();
 
 	RequestAddinShmemSpace(sizeof(IdgenShared));
+	RequestAddinShmemSpace(idgen_registry_shmem_size());
 }
 
 static void
@@ -70,6 +71,7 @@ idgen_shmem_startup(void)
 		memcpy(idgen_shared->shards.applied, idgen_owned_shards,
 			   sizeof(idgen_shared->shards.applied));
 	}
+	idgen_registry_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -1,0 +1,457 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout.c
+ *	  Bit layouts of named generators: parsing, presets, composing, decoding.
+ *
+ * A layout is a list of fields from the most significant bit down,
+ * separated by spaces, each "name:bits" or "name:bits=constant":
+ *
+ *		time	ticks of the unit since the epoch (required)
+ *		seq		the per-tick sequence (absent: one ID per tick)
+ *		shard	a call argument, idgen_next(name, shard); one sequence each
+ *		random	random bits
+ *		other	node fields: together, in order, they hold idgen.node_id;
+ *				with "=constant" a constant instead
+ *
+ * The widths add up to 63 (bit 63 stays 0) or 64 (then, as for instagram,
+ * the time field comes first and its top bit, the sign bit, is never
+ * used).  IDs of one generator (and shard) are strictly increasing only if
+ * time is more significant than seq, and random bits less significant than
+ * both; the parser insists.  A preset name stands for a published layout
+ * with its epoch and unit.
+ *
+ * Nothing here reads the clock or shared state: idgen_decode_layout() is
+ * IMMUTABLE.  Times in decoded output are ISO 8601 in UTC, so they do not
+ * depend on TimeZone or DateStyle either.
+ *
+ * IDENTIFICATION
+ *	  src/layout.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "common/int.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+
+#include "idgen.h"
+
+/*
+ * Published layouts.  epoch_unix_ms 0 means idgen.epoch.
+ */
+typedef struct IdgenPreset
+{
+	const char *name;
+	const char *layout;
+	int64		epoch_unix_ms;
+	int32		unit_ms;
+} IdgenPreset;
+
+static const IdgenPreset idgen_presets[] = {
+	/* idgen's own snowflake_id(): Twitter's split under idgen.epoch */
+	{"snowflake", "time:41 datacenter:5 worker:5 seq:12", 0, 1},
+
+	/*
+	 * Twitter's Snowflake (twitter-archive/snowflake, IdWorker.scala):
+	 * twepoch = 1288834974657 (2010-11-04 01:42:54.657 UTC), 5 datacenter
+	 * bits, 5 worker bits, 12 sequence bits, milliseconds.
+	 */
+	{"twitter", "time:41 datacenter:5 worker:5 seq:12", INT64CONST(1288834974657), 1},
+
+	/*
+	 * Instagram ("Sharding & IDs at Instagram", Instagram Engineering,
+	 * 2012): 41 bits of ms since a custom epoch (the post's example uses
+	 * 2011-01-01 00:00:00 UTC), 13 bits of logical shard, 10 bits of
+	 * sequence.
+	 */
+	{"instagram", "time:41 shard:13 seq:10", INT64CONST(1293840000000), 1},
+
+	/*
+	 * Discord (developer documentation, Reference, "Snowflakes"): 42 bits
+	 * of ms since the Discord epoch 1420070400000 (2015-01-01 UTC), 5 bits
+	 * internal worker, 5 bits internal process, 12 bits increment.
+	 */
+	{"discord", "time:42 worker:5 process:5 seq:12", INT64CONST(1420070400000), 1},
+
+	/*
+	 * Sonyflake (sony/sonyflake): 39 bits of time in units of 10 ms, 8 bits
+	 * of sequence, 16 bits of machine id, in that order; default start time
+	 * 2014-09-01 00:00:00 UTC.
+	 */
+	{"sonyflake", "time:39 seq:8 machine:16", INT64CONST(1409529600000), 10},
+
+	/*
+	 * TSID (f4b6a3/tsid-creator): 42 bits of ms since 2020-01-01 00:00:00
+	 * UTC, then 22 bits of node and counter; TSID-1024 splits them 10 + 12.
+	 */
+	{"tsid", "time:42 node:10 seq:12", INT64CONST(1577836800000), 1},
+};
+
+static void
+idgen_layout_error(const char *text, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid layout \"%s\"", text),
+			 errdetail("%s", detail),
+			 errhint("Give fields from the most significant bit down, such as \"time:42 datacenter:3 worker:6 seq:12\", or a preset: snowflake, twitter, instagram, discord, sonyflake, tsid.")));
+}
+
+static const IdgenPreset *
+idgen_find_preset(const char *name)
+{
+	for (int i = 0; i < lengthof(idgen_presets); i++)
+		if (strcmp(idgen_presets[i].name, name) == 0)
+			return &idgen_presets[i];
+	return NULL;
+}
+
+/* Parse "name:bits" or "name:bits=constant" into *field. */
+static void
+idgen_parse_field(const char *text, char *token, IdgenField *field)
+{
+	char	   *colon = strchr(token, ':');
+	char	   *equals;
+	char	   *end;
+	long		bits;
+	int			len;
+
+	if (colon == NULL)
+		idgen_layout_error(text, psprintf("Field \"%s\" has no \":bits\".", token));
+	len = colon - token;
+	if (len == 0 || len >= IDGEN_FIELD_NAME_LEN)
+		idgen_layout_error(text, psprintf("Field names have 1 to %d characters.",
+										  IDGEN_FIELD_NAME_LEN - 1));
+	for (int i = 0; i < len; i++)
+		if (!(islower((unsigned char) token[i]) || token[i] == '_' ||
+			  (i > 0 && isdigit((unsigned char) token[i]))))
+			idgen_layout_error(text, psprintf("Field name \"%.*s\" is not a lower-case identifier.",
+											  len, token));
+	memcpy(field->name, token, len);
+	field->name[len] = '\0';
+
+	errno = 0;
+	bits = strtol(colon + 1, &end, 10);
+	if (end == colon + 1 || errno != 0 || bits < 1 || bits > 63 ||
+		(*end != '\0' && *end != '='))
+		idgen_layout_error(text, psprintf("Field \"%s\" must have from 1 to 63 bits.",
+										  field->name));
+	field->bits = (int) bits;
+	field->constant = 0;
+
+	if (strcmp(field->name, "time") == 0)
+		field->kind = IDGEN_FIELD_TIME;
+	else if (strcmp(field->name, "seq") == 0)
+		field->kind = IDGEN_FIELD_SEQ;
+	else if (strcmp(field->name, "shard") == 0)
+		field->kind = IDGEN_FIELD_SHARD;
+	else if (strcmp(field->name, "random") == 0)
+		field->kind = IDGEN_FIELD_RANDOM;
+	else
+		field->kind = IDGEN_FIELD_NODE;
+
+	equals = (*end == '=') ? end : NULL;
+	if (equals != NULL)
+	{
+		long long	value;
+
+		if (field->kind != IDGEN_FIELD_NODE)
+			idgen_layout_error(text, psprintf("Field \"%s\" cannot be a constant.",
+											  field->name));
+		errno = 0;
+		value = strtoll(equals + 1, &end, 10);
+		if (end == equals + 1 || *end != '\0' || errno != 0 || value < 0 ||
+			(field->bits < 63 && value >= (INT64CONST(1) << field->bits)))
+			idgen_layout_error(text, psprintf("The constant of field \"%s\" must be from 0 to 2^%d - 1.",
+											  field->name, field->bits));
+		field->kind = IDGEN_FIELD_CONST;
+		field->constant = value;
+	}
+}
+
+/*
+ * Parse a layout (fields, or a preset name) into *spec.  A preset also sets
+ * the epoch and unit, and says so in *epoch_given and *unit_given; for
+ * fields the caller sets them with idgen_spec_set_clock().  Errors are
+ * 22023.
+ */
+void
+idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
+				   bool *unit_given)
+{
+	const IdgenPreset *preset;
+	char	   *copy;
+	char	   *token;
+	char	   *save;
+	int			total = 0;
+	int			shift;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->time_field = spec->seq_field = spec->shard_field = -1;
+	*epoch_given = *unit_given = false;
+
+	preset = idgen_find_preset(text);
+	if (preset != NULL)
+	{
+		idgen_parse_layout(preset->layout, spec, epoch_given, unit_given);
+		idgen_spec_set_clock(spec,
+							 preset->epoch_unix_ms != 0 ? preset->epoch_unix_ms : idgen_epoch_unix_ms,
+							 preset->unit_ms);
+		*epoch_given = *unit_given = true;
+		return;
+	}
+	if (strchr(text, ':') == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown layout preset \"%s\"", text),
+				 errhint("The presets are snowflake, twitter, instagram, discord, sonyflake and tsid; or give fields such as \"time:41 node:10 seq:12\".")));
+
+	copy = pstrdup(text);
+	for (token = strtok_r(copy, " \t\n", &save); token != NULL;
+		 token = strtok_r(NULL, " \t\n", &save))
+	{
+		IdgenField *field;
+
+		if (spec->nfields == IDGEN_MAX_FIELDS)
+			idgen_layout_error(text, psprintf("A layout has at most %d fields.",
+											  IDGEN_MAX_FIELDS));
+		field = &spec->fields[spec->nfields];
+		idgen_parse_field(text, token, field);
+		for (int i = 0; i < spec->nfields; i++)
+			if (strcmp(spec->fields[i].name, field->name) == 0)
+				idgen_layout_error(text, psprintf("Field \"%s\" appears twice.", field->name));
+		switch (field->kind)
+		{
+			case IDGEN_FIELD_TIME:
+				spec->time_field = spec->nfields;
+				break;
+			case IDGEN_FIELD_SEQ:
+				spec->seq_field = spec->nfields;
+				break;
+			case IDGEN_FIELD_SHARD:
+				if (field->bits > IDGEN_NAMED_MAX_SHARD_BITS)
+					idgen_layout_error(text, psprintf("A shard field has at most %d bits.",
+													  IDGEN_NAMED_MAX_SHARD_BITS));
+				spec->shard_field = spec->nfields;
+				break;
+			case IDGEN_FIELD_NODE:
+				spec->node_bits += field->bits;
+				break;
+			default:
+				break;
+		}
+		total += field->bits;
+		spec->nfields++;
+	}
+
+	if (spec->nfields == 0)
+		idgen_layout_error(text, "The layout has no fields.");
+	if (spec->time_field < 0)
+		idgen_layout_error(text, "The layout has no time field.");
+	if (total != 63 && total != 64)
+		idgen_layout_error(text, psprintf("The widths add up to %d bits, not 63 or 64.", total));
+	if (total == 64 && spec->time_field != 0)
+		idgen_layout_error(text, "A 64-bit layout must start with its time field, whose top bit (the sign bit) is never used.");
+	if (spec->node_bits > 31)
+		idgen_layout_error(text, "The node fields have more than 31 bits together.");
+	if (spec->seq_field >= 0 && spec->seq_field < spec->time_field)
+		idgen_layout_error(text, "The time field must be more significant than seq, or IDs would not increase.");
+	for (int i = 0; i < spec->nfields; i++)
+		if (spec->fields[i].kind == IDGEN_FIELD_RANDOM &&
+			(i < spec->time_field || i < spec->seq_field))
+			idgen_layout_error(text, "Random bits must be less significant than time and seq, or IDs would not increase.");
+
+	spec->width = total;
+	shift = total;
+	for (int i = 0; i < spec->nfields; i++)
+	{
+		shift -= spec->fields[i].bits;
+		spec->fields[i].shift = shift;
+	}
+	spec->tick_limit = INT64CONST(1) << (spec->fields[spec->time_field].bits -
+										 (total == 64 ? 1 : 0));
+}
+
+/* Set the epoch (Unix ms) and the unit (ms) of a parsed layout. */
+void
+idgen_spec_set_clock(IdgenSpec *spec, int64 epoch_unix_ms, int32 unit_ms)
+{
+	spec->epoch_unix_ms = epoch_unix_ms;
+	spec->unit_ms = unit_ms;
+}
+
+/* The canonical text of a layout: its fields, one space apart. */
+char *
+idgen_spec_text(const IdgenSpec *spec)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < spec->nfields; i++)
+	{
+		const IdgenField *f = &spec->fields[i];
+
+		appendStringInfo(&buf, "%s%s:%d", i > 0 ? " " : "", f->name, f->bits);
+		if (f->kind == IDGEN_FIELD_CONST)
+			appendStringInfo(&buf, "=" INT64_FORMAT, f->constant);
+	}
+	return buf.data;
+}
+
+/*
+ * The bits the node and constant fields contribute to every ID, with
+ * node_id split over the node fields in order (most significant first).
+ * *fits is false if node_id needs more bits than they have.
+ */
+int64
+idgen_spec_node_value(const IdgenSpec *spec, int32 node_id, bool *fits)
+{
+	int64		value = 0;
+	int			left = spec->node_bits;
+
+	*fits = node_id >= 0 && (spec->node_bits >= 31 ||
+							 node_id < (INT64CONST(1) << spec->node_bits));
+	for (int i = 0; i < spec->nfields; i++)
+	{
+		const IdgenField *f = &spec->fields[i];
+
+		if (f->kind == IDGEN_FIELD_CONST)
+			value |= f->constant << f->shift;
+		else if (f->kind == IDGEN_FIELD_NODE)
+		{
+			left -= f->bits;
+			value |= (((int64) node_id >> left) & ((INT64CONST(1) << f->bits) - 1)) << f->shift;
+		}
+	}
+	return value;
+}
+
+/* Field i of an ID. */
+uint64
+idgen_spec_field(const IdgenSpec *spec, int i, int64 id)
+{
+	const IdgenField *f = &spec->fields[i];
+
+	return ((uint64) id >> f->shift) & ((UINT64CONST(1) << f->bits) - 1);
+}
+
+/* A unit as whole milliseconds, 1 ms to 1 day (22023 otherwise). */
+int32
+idgen_interval_to_unit_ms(Interval *unit)
+{
+	int64		usecs;
+
+	if (unit->month != 0 ||
+		pg_mul_s64_overflow((int64) unit->day, USECS_PER_DAY, &usecs) ||
+		pg_add_s64_overflow(usecs, unit->time, &usecs) ||
+		usecs % 1000 != 0 || usecs < 1000 || usecs > USECS_PER_DAY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid unit"),
+				 errdetail("The unit must be a whole number of milliseconds from 1 ms to 1 day.")));
+	return (int32) (usecs / 1000);
+}
+
+int64
+idgen_timestamptz_to_unix_ms(TimestampTz ts)
+{
+	/* floor, so that a time inside a millisecond maps to that millisecond */
+	int64		ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
+
+	return ms + IDGEN_UNIX_TO_PG_MS;
+}
+
+TimestampTz
+idgen_unix_ms_to_timestamptz(int64 unix_ms)
+{
+	return (unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000;
+}
+
+/* ISO 8601 in UTC with milliseconds: independent of TimeZone and DateStyle. */
+static void
+idgen_append_utc(StringInfo buf, int64 unix_ms)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+
+	if (timestamp2tm(idgen_unix_ms_to_timestamptz(unix_ms), NULL, &tm, &fsec,
+					 NULL, NULL) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range")));
+	appendStringInfo(buf, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"",
+					 tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min,
+					 tm.tm_sec, (int) (fsec / 1000));
+}
+
+/*
+ * Every field of an ID by name, time as an ISO 8601 UTC string (the start
+ * of its tick), as jsonb.  Negative IDs are no layout's (22023).
+ */
+Datum
+idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id)
+{
+	StringInfoData buf;
+
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ID must not be negative"),
+				 errdetail("No layout produces a negative ID.")));
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int i = 0; i < spec->nfields; i++)
+	{
+		uint64		value = idgen_spec_field(spec, i, id);
+
+		appendStringInfo(&buf, "%s\"%s\": ", i > 0 ? ", " : "",
+						 spec->fields[i].name);
+		if (spec->fields[i].kind == IDGEN_FIELD_TIME)
+			idgen_append_utc(&buf, spec->epoch_unix_ms + (int64) value * spec->unit_ms);
+		else
+			appendStringInfo(&buf, UINT64_FORMAT, value);
+	}
+	appendStringInfoChar(&buf, '}');
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+}
+
+/*
+ * idgen_decode_layout(id, layout, epoch DEFAULT NULL, unit DEFAULT NULL):
+ * decode a foreign ID with no definition and no server state.  With a
+ * preset its own epoch and unit apply unless given; with fields, a missing
+ * epoch is idgen.epoch and a missing unit 1 ms.  Not STRICT, so that the
+ * defaults can be NULL; a NULL ID or layout gives NULL.
+ */
+PG_FUNCTION_INFO_V1(idgen_decode_layout);
+Datum
+idgen_decode_layout(PG_FUNCTION_ARGS)
+{
+	IdgenSpec	spec;
+	bool		epoch_given;
+	bool		unit_given;
+	int64		epoch = idgen_epoch_unix_ms;
+	int32		unit = 1;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	idgen_parse_layout(text_to_cstring(PG_GETARG_TEXT_PP(1)), &spec,
+					   &epoch_given, &unit_given);
+	if (epoch_given)
+		epoch = spec.epoch_unix_ms;
+	if (unit_given)
+		unit = spec.unit_ms;
+	if (!PG_ARGISNULL(2))
+		epoch = idgen_timestamptz_to_unix_ms(PG_GETARG_TIMESTAMPTZ(2));
+	if (!PG_ARGISNULL(3))
+		unit = idgen_interval_to_unit_ms(PG_GETARG_INTERVAL_P(3));
+	idgen_spec_set_clock(&spec, epoch, unit);
+	PG_RETURN_DATUM(idgen_spec_decode_jsonb(&spec, PG_GETARG_INT64(0)));
+}

@@ -1,0 +1,1212 @@
+/*-------------------------------------------------------------------------
+ *
+ * registry.c
+ *	  Named generators: definitions in idgen.database, state in shared memory.
+ *
+ * A named generator is a layout (layout.c) with an epoch and a unit, and
+ * server-wide state.  Its definition is a row of the table idgen_generator
+ * in idgen.database: WAL-logged, replicated, in backups.  Rows are written
+ * only by idgen_create_generator() and idgen_drop_generator(), superuser
+ * functions that run in that database; a trigger forbids changing a
+ * definition, and a dropped name keeps its row, so it can only ever be
+ * re-created with the same definition.
+ *
+ * The keeper loads the rows into shared memory (idgen_registry_load), so
+ * that every database can use a generator by name.  Slots are never reused
+ * while the server runs: a name keeps its slot and its generator state,
+ * dropped or not.  A backend that does not find a name asks the keeper to
+ * load again (a definition committed a moment ago) and waits briefly.
+ *
+ * A slot's generator is an ordinary one of the engine (generator.c), with
+ * the layout's own clock: its positions are (tick << seq_bits) | seq, it
+ * is switched off ("owned" false) while the slot is dropped or its
+ * definition is refused, and the keeper floors it above the durable
+ * reservation when shared memory is new.  Sharded layouts take 2^bits
+ * generators from one pool of idgen.generator_shards.
+ *
+ * Shared memory: the IdgenRegistry header, then idgen.max_generators
+ * padded generators, then the shard pool, then the slots' metadata.  Only
+ * the keeper writes a slot; it fills one completely before it publishes
+ * the new count with a write barrier, so readers need no lock.
+ *
+ * IDENTIFICATION
+ *	  src/registry.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "access/heapam.h"
+#include "access/xact.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "common/pg_prng.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/shmem.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "idgen.h"
+
+typedef enum IdgenSlotState
+{
+	IDGEN_SLOT_ACTIVE = 1,
+	IDGEN_SLOT_DROPPED,
+	IDGEN_SLOT_REFUSED			/* definition changed, or node id too wide */
+} IdgenSlotState;
+
+typedef struct IdgenNamedSlot
+{
+	pg_atomic_uint32 state;
+	char		name[NAMEDATALEN];
+	IdgenSpec	spec;
+	int64		node_value;		/* node and constant bits */
+	int32		shard_base;		/* first pool generator, or -1 */
+	char		message[256];	/* why refused; under the registry mutex */
+} IdgenNamedSlot;
+
+typedef struct IdgenRegistry
+{
+	slock_t		mutex;			/* the slots' messages */
+	pg_atomic_uint32 nslots;	/* slots filled; only the keeper adds */
+	pg_atomic_uint32 reload_requested;
+	pg_atomic_uint64 loads;		/* registry loads completed */
+	int32		pool_used;		/* keeper only */
+	int64		floor_unix_ms;	/* floor of new slots in this shared memory */
+} IdgenRegistry;
+
+typedef union IdgenRegistryPadded
+{
+	IdgenRegistry registry;
+	char		pad[PG_CACHE_LINE_SIZE];
+} IdgenRegistryPadded;
+
+static IdgenRegistry *registry = NULL;
+static IdgenGeneratorPadded *registry_gens = NULL;
+static IdgenGeneratorPadded *registry_pool = NULL;
+static IdgenNamedSlot *registry_slots = NULL;
+
+int			idgen_max_generators = 64;
+int			idgen_generator_shards = 8192;
+
+/* the columns of idgen_generator, in order */
+enum
+{
+	IDGEN_REG_NAME,
+	IDGEN_REG_LAYOUT,
+	IDGEN_REG_EPOCH,
+	IDGEN_REG_UNIT_MS,
+	IDGEN_REG_CREATED,
+	IDGEN_REG_DROPPED,
+	IDGEN_REG_NCOLUMNS
+};
+
+/* ---- shared memory ---- */
+
+Size
+idgen_registry_shmem_size(void)
+{
+	Size		size = sizeof(IdgenRegistryPadded);
+
+	size = add_size(size, mul_size(idgen_max_generators, sizeof(IdgenGeneratorPadded)));
+	size = add_size(size, mul_size(idgen_generator_shards, sizeof(IdgenGeneratorPadded)));
+	size = add_size(size, mul_size(idgen_max_generators, sizeof(IdgenNamedSlot)));
+	return size;
+}
+
+/* Caller holds AddinShmemInitLock. */
+void
+idgen_registry_shmem_init(void)
+{
+	bool		found;
+	char	   *base = ShmemInitStruct("idgen registry",
+									   idgen_registry_shmem_size(), &found);
+
+	registry = &((IdgenRegistryPadded *) base)->registry;
+	registry_gens = (IdgenGeneratorPadded *) (base + sizeof(IdgenRegistryPadded));
+	registry_pool = registry_gens + idgen_max_generators;
+	registry_slots = (IdgenNamedSlot *) (registry_pool + idgen_generator_shards);
+	if (found)
+		return;
+
+	SpinLockInit(&registry->mutex);
+	pg_atomic_init_u32(&registry->nslots, 0);
+	pg_atomic_init_u32(&registry->reload_requested, 0);
+	pg_atomic_init_u64(&registry->loads, 0);
+	registry->pool_used = 0;
+	registry->floor_unix_ms = 0;
+}
+
+/* The generator of slot i, and of shard "shard" if it is sharded. */
+static IdgenGenerator *
+idgen_slot_generator(int i, int32 shard)
+{
+	if (registry_slots[i].shard_base < 0)
+		return &registry_gens[i].gen;
+	return &registry_pool[registry_slots[i].shard_base + shard].gen;
+}
+
+static int
+idgen_slot_ngenerators(int i)
+{
+	const IdgenSpec *spec = &registry_slots[i].spec;
+
+	return spec->shard_field < 0 ? 1 : 1 << spec->fields[spec->shard_field].bits;
+}
+
+/* A slot by name, or -1. */
+static int
+idgen_registry_find(const char *name)
+{
+	uint32		n = pg_atomic_read_u32(&registry->nslots);
+
+	pg_read_barrier();
+	for (uint32 i = 0; i < n; i++)
+		if (strcmp(registry_slots[i].name, name) == 0)
+			return (int) i;
+	return -1;
+}
+
+/* ---- the keeper's side ---- */
+
+/* The floor of every slot installed from now on (Unix ms). */
+void
+idgen_registry_set_floor(int64 floor_unix_ms)
+{
+	registry->floor_unix_ms = floor_unix_ms;
+}
+
+bool
+idgen_registry_reload_requested(void)
+{
+	return pg_atomic_exchange_u32(&registry->reload_requested, 0) != 0;
+}
+
+/* The engine's view of a slot's layout. */
+static void idgen_named_not_owned(IdgenGenerator *gen);
+
+static void
+idgen_slot_layout(int i, IdgenLayout *layout)
+{
+	const IdgenSpec *spec = &registry_slots[i].spec;
+
+	memset(layout, 0, sizeof(*layout));
+	layout->name = registry_slots[i].name;
+	layout->funcname = "idgen_next";
+	layout->seq_bits = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].bits;
+	layout->ms_limit = spec->tick_limit;
+	layout->report_not_owned = idgen_named_not_owned;
+	layout->own_clock = true;
+	layout->epoch_unix_ms = spec->epoch_unix_ms;
+	layout->unit_ms = spec->unit_ms;
+}
+
+static void
+idgen_slot_set_state(int i, IdgenSlotState state, const char *message)
+{
+	IdgenNamedSlot *slot = &registry_slots[i];
+	int			n = idgen_slot_ngenerators(i);
+
+	SpinLockAcquire(&registry->mutex);
+	strlcpy(slot->message, message ? message : "", sizeof(slot->message));
+	SpinLockRelease(&registry->mutex);
+	pg_atomic_write_u32(&slot->state, state);
+	for (int s = 0; s < n; s++)
+	{
+		IdgenGenerator *gen = idgen_slot_generator(i, s);
+
+		SpinLockAcquire(&gen->mutex);
+		gen->owned = (state == IDGEN_SLOT_ACTIVE);
+		SpinLockRelease(&gen->mutex);
+	}
+}
+
+/*
+ * Parse a stored layout.  It was validated when created; a row that fails
+ * now was altered by hand, and is logged and skipped rather than allowed
+ * to stop the keeper.
+ */
+static bool
+idgen_registry_parse(const char *name, const char *layout_text, IdgenSpec *spec)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		epoch_given;
+	bool		unit_given;
+	volatile bool ok = true;
+
+	PG_TRY();
+	{
+		idgen_parse_layout(layout_text, spec, &epoch_given, &unit_given);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		ok = false;
+	}
+	PG_END_TRY();
+	if (!ok)
+		ereport(LOG,
+				(errmsg("idgen keeper: named generator \"%s\" has an invalid layout \"%s\"; not loaded",
+						name, layout_text)));
+	return ok;
+}
+
+/*
+ * Install a definition in a new slot.  A definition this server cannot
+ * serve (its node id does not fit, the pool is full) still gets a slot, in
+ * state refused, so that idgen_next() says why.
+ */
+static void
+idgen_registry_install(const char *name, const char *layout_text,
+					   int64 epoch_unix_ms, int32 unit_ms, bool dropped)
+{
+	uint32		i = pg_atomic_read_u32(&registry->nslots);
+	IdgenNamedSlot *slot;
+	IdgenSpec	spec;
+	bool		fits;
+	const char *refusal = NULL;
+	IdgenLayout layout;
+
+	if (i >= (uint32) idgen_max_generators)
+	{
+		ereport(LOG,
+				(errmsg("idgen keeper: no room for named generator \"%s\": \"idgen.max_generators\" is %d",
+						name, idgen_max_generators)));
+		return;
+	}
+
+	if (!idgen_registry_parse(name, layout_text, &spec))
+		return;
+	idgen_spec_set_clock(&spec, epoch_unix_ms, unit_ms);
+
+	slot = &registry_slots[i];
+	memset(slot, 0, sizeof(*slot));
+	strlcpy(slot->name, name, sizeof(slot->name));
+	slot->spec = spec;
+	slot->node_value = idgen_spec_node_value(&spec, idgen_node_id, &fits);
+	slot->shard_base = -1;
+	if (spec.node_bits > 0 && !fits)
+		refusal = psprintf("\"idgen.node_id\" (%d) does not fit its %d node bits",
+						   idgen_node_id, spec.node_bits);
+	if (spec.shard_field >= 0)
+	{
+		int			need = 1 << spec.fields[spec.shard_field].bits;
+
+		if (registry->pool_used + need > idgen_generator_shards)
+			refusal = psprintf("its %d shards do not fit \"idgen.generator_shards\" (%d, %d in use)",
+							   need, idgen_generator_shards, registry->pool_used);
+		else
+		{
+			slot->shard_base = registry->pool_used;
+			registry->pool_used += need;
+		}
+	}
+
+	idgen_slot_layout(i, &layout);
+	for (int s = 0; s < idgen_slot_ngenerators(i); s++)
+	{
+		IdgenGenerator *gen = idgen_slot_generator(i, s);
+
+		idgen_generator_init(gen, false);
+		if (registry->floor_unix_ms > 0)
+			idgen_raise_floor(gen, &layout,
+							  registry->floor_unix_ms - idgen_epoch_unix_ms);
+	}
+	pg_atomic_init_u32(&slot->state, IDGEN_SLOT_REFUSED);
+
+	/* publish the slot, then switch it on */
+	pg_write_barrier();
+	pg_atomic_write_u32(&registry->nslots, i + 1);
+	if (refusal != NULL)
+		idgen_slot_set_state(i, IDGEN_SLOT_REFUSED, refusal);
+	else
+		idgen_slot_set_state(i, dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
+}
+
+/*
+ * Load the definitions from idgen_generator (relid, found by OID by the
+ * keeper; caller has begun a transaction).  New names get slots; a loaded
+ * name follows its row's dropped mark; a row whose definition no longer
+ * matches its slot's is refused, never followed.
+ */
+void
+idgen_registry_load(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	TableScanDesc scan;
+	HeapTuple	tup;
+
+	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID ||
+		desc->natts != IDGEN_REG_NCOLUMNS ||
+		TupleDescAttr(desc, IDGEN_REG_NAME)->atttypid != TEXTOID ||
+		TupleDescAttr(desc, IDGEN_REG_LAYOUT)->atttypid != TEXTOID ||
+		TupleDescAttr(desc, IDGEN_REG_EPOCH)->atttypid != TIMESTAMPTZOID ||
+		TupleDescAttr(desc, IDGEN_REG_UNIT_MS)->atttypid != INT4OID ||
+		TupleDescAttr(desc, IDGEN_REG_DROPPED)->atttypid != TIMESTAMPTZOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen's table idgen_generator in database \"%s\" has been altered",
+						idgen_database)));
+
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[IDGEN_REG_NCOLUMNS];
+		bool		nulls[IDGEN_REG_NCOLUMNS];
+		char	   *name;
+		char	   *layout_text;
+		int64		epoch;
+		int32		unit;
+		bool		dropped;
+		int			i;
+
+		heap_deform_tuple(tup, desc, values, nulls);
+		if (nulls[IDGEN_REG_NAME] || nulls[IDGEN_REG_LAYOUT] ||
+			nulls[IDGEN_REG_EPOCH] || nulls[IDGEN_REG_UNIT_MS])
+			continue;
+		name = TextDatumGetCString(values[IDGEN_REG_NAME]);
+		layout_text = TextDatumGetCString(values[IDGEN_REG_LAYOUT]);
+		epoch = idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(values[IDGEN_REG_EPOCH]));
+		unit = DatumGetInt32(values[IDGEN_REG_UNIT_MS]);
+		dropped = !nulls[IDGEN_REG_DROPPED];
+		if (strlen(name) >= NAMEDATALEN || unit < 1)
+			continue;
+
+		i = idgen_registry_find(name);
+		if (i < 0)
+		{
+			if (!dropped)
+				idgen_registry_install(name, layout_text, epoch, unit, false);
+			continue;
+		}
+		if (pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_REFUSED)
+			continue;
+		if (strcmp(idgen_spec_text(&registry_slots[i].spec), layout_text) != 0 ||
+			registry_slots[i].spec.epoch_unix_ms != epoch ||
+			registry_slots[i].spec.unit_ms != unit)
+			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+								 "its definition in idgen_generator changed after IDs were issued under it");
+		else if (dropped != (pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED))
+			idgen_slot_set_state(i, dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	pg_atomic_fetch_add_u64(&registry->loads, 1);
+}
+
+/* ---- the backends' side ---- */
+
+/* idgen_next() and friends need the preload, and the registry. */
+static void
+idgen_registry_require(const char *funcname)
+{
+	(void) idgen_require_shared(funcname);
+}
+
+/*
+ * The slot of a name, loading definitions committed since the keeper last
+ * looked if need be.  Errors: 42704 for an unknown or dropped name.
+ */
+static int
+idgen_registry_lookup(const char *name, bool allow_dropped)
+{
+	int			i = idgen_registry_find(name);
+
+	if (i < 0)
+	{
+		uint64		loads = pg_atomic_read_u64(&registry->loads);
+		int64		deadline = idgen_clock_monotonic_ms() + 1000;
+		Latch	   *latch;
+
+		idgen_refuse_in_recovery("idgen_next");
+		pg_atomic_write_u32(&registry->reload_requested, 1);
+		latch = idgen_keeper_latch();
+		if (latch != NULL)
+			SetLatch(latch);
+		while (pg_atomic_read_u64(&registry->loads) == loads &&
+			   idgen_clock_monotonic_ms() < deadline)
+		{
+			CHECK_FOR_INTERRUPTS();
+			pg_usleep(1000L);
+		}
+		i = idgen_registry_find(name);
+	}
+	if (i < 0 ||
+		(!allow_dropped &&
+		 pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", name),
+				 errhint("Create it with idgen_create_generator() in database \"%s\" (\"idgen.database\"); it is then usable in every database.",
+						 idgen_database)));
+	return i;
+}
+
+/* Raise the error of a slot that is switched off. */
+static void
+idgen_report_slot(int i)
+{
+	IdgenNamedSlot *slot = &registry_slots[i];
+	char		message[sizeof(slot->message)];
+
+	if (pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", slot->name),
+				 errdetail("It was dropped.")));
+	SpinLockAcquire(&registry->mutex);
+	strlcpy(message, slot->message, sizeof(message));
+	SpinLockRelease(&registry->mutex);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("generator \"%s\" cannot issue IDs on this server", slot->name),
+			 errdetail("%s.", message),
+			 errhint("A definition never changes once IDs were issued under it: drop it and create one under a new name.")));
+}
+
+/* report_not_owned of every named layout */
+static void
+idgen_named_not_owned(IdgenGenerator *gen)
+{
+	uint32		n = pg_atomic_read_u32(&registry->nslots);
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		int			ngen = idgen_slot_ngenerators(i);
+
+		for (int s = 0; s < ngen; s++)
+			if (idgen_slot_generator(i, s) == gen)
+				idgen_report_slot(i);
+	}
+	elog(ERROR, "named generator not found");
+}
+
+/*
+ * What a call of idgen_next() keeps in fn_extra: the name it was last
+ * called with and everything needed to compose an ID, so that the hot path
+ * is one name comparison, the engine, and a few shifts.
+ */
+typedef struct IdgenNamedCache
+{
+	char		name[NAMEDATALEN];
+	int			namelen;
+	int			slot;
+	IdgenLayout layout;
+	int64		fixed;			/* node and constant bits */
+	int			time_shift;
+	int			seq_shift;
+	int			shard_field;	/* -1 if none */
+	int			shard_shift;
+	int32		max_shard;
+	uint64		random_mask;	/* in place; 0 if none */
+} IdgenNamedCache;
+
+static IdgenNamedCache *
+idgen_named_cache(FunctionCallInfo fcinfo, text *name, bool allow_dropped)
+{
+	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
+	int			len = VARSIZE_ANY_EXHDR(name);
+	const IdgenSpec *spec;
+	char	   *cname;
+
+	if (likely(cache != NULL && cache->namelen == len &&
+			   memcmp(cache->name, VARDATA_ANY(name), len) == 0))
+		return cache;
+
+	cname = text_to_cstring(name);
+	if (len >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", cname)));
+	if (cache == NULL)
+		cache = fcinfo->flinfo->fn_extra =
+			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(IdgenNamedCache));
+	cache->namelen = -1;		/* invalid until complete */
+	cache->slot = idgen_registry_lookup(cname, allow_dropped);
+	spec = &registry_slots[cache->slot].spec;
+	idgen_slot_layout(cache->slot, &cache->layout);
+	cache->fixed = registry_slots[cache->slot].node_value;
+	cache->time_shift = spec->fields[spec->time_field].shift;
+	cache->seq_shift = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].shift;
+	cache->shard_field = spec->shard_field;
+	cache->shard_shift = spec->shard_field < 0 ? 0 : spec->fields[spec->shard_field].shift;
+	cache->max_shard = spec->shard_field < 0 ? -1 :
+		(1 << spec->fields[spec->shard_field].bits) - 1;
+	cache->random_mask = 0;
+	for (int f = 0; f < spec->nfields; f++)
+		if (spec->fields[f].kind == IDGEN_FIELD_RANDOM)
+			cache->random_mask |= ((UINT64CONST(1) << spec->fields[f].bits) - 1) << spec->fields[f].shift;
+	memcpy(cache->name, VARDATA_ANY(name), len);
+	cache->namelen = len;
+	return cache;
+}
+
+/* The shard argument (argno) of a call: given iff the layout has one. */
+static int32
+idgen_named_shard(FunctionCallInfo fcinfo, IdgenNamedCache *cache, int argno,
+				  bool given)
+{
+	int32		shard;
+
+	if (cache->shard_field < 0)
+	{
+		if (given)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("generator \"%s\" has no shard field", cache->layout.name),
+					 errhint("Call it without a shard argument.")));
+		return 0;
+	}
+	if (!given)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("generator \"%s\" needs a shard argument", cache->layout.name),
+				 errhint("Call idgen_next('%s', shard).", cache->layout.name)));
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("shard must not be null")));
+	shard = PG_GETARG_INT32(argno);
+	idgen_check_part("shard", shard, cache->max_shard);
+	return shard;
+}
+
+static inline int64
+idgen_named_compose(IdgenNamedCache *cache, uint64 position, int32 shard)
+{
+	int			seq_bits = cache->layout.seq_bits;
+	uint64		id = ((position >> seq_bits) << cache->time_shift) |
+		((position & ((UINT64CONST(1) << seq_bits) - 1)) << cache->seq_shift) |
+		(uint64) cache->fixed |
+		((uint64) shard << cache->shard_shift);
+
+	if (cache->random_mask != 0)
+		id |= pg_prng_uint64(&pg_global_prng_state) & cache->random_mask;
+	return (int64) id;
+}
+
+static text *
+idgen_name_argument(FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name must not be null")));
+	return PG_GETARG_TEXT_PP(0);
+}
+
+/*
+ * idgen_next(name [, shard]): the next ID of a named generator.  Not
+ * STRICT: a NULL name or shard is an error, never a NULL key.
+ */
+PG_FUNCTION_INFO_V1(idgen_next);
+Datum
+idgen_next(PG_FUNCTION_ARGS)
+{
+	IdgenNamedCache *cache;
+	int32		shard;
+	uint64		position;
+
+	idgen_registry_require("idgen_next");
+	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
+	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 1);
+	position = idgen_issue(idgen_slot_generator(cache->slot, shard), &cache->layout);
+	PG_RETURN_INT64(idgen_named_compose(cache, position, shard));
+}
+
+/*
+ * idgen_next_batch(name, n [, shard]): n IDs in one lock round trip.
+ */
+PG_FUNCTION_INFO_V1(idgen_next_batch);
+Datum
+idgen_next_batch(PG_FUNCTION_ARGS)
+{
+	IdgenNamedCache *cache;
+	int32		n;
+	int32		shard;
+	uint64		position;
+	Datum	   *ids;
+
+	idgen_registry_require("idgen_next_batch");
+	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
+	n = idgen_check_batch_size(fcinfo, 1);
+	shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
+	ids = palloc(sizeof(Datum) * n);
+	position = idgen_issue_batch(idgen_slot_generator(cache->slot, shard),
+								 &cache->layout, n);
+	for (int i = 0; i < n; i++, position++)
+		ids[i] = Int64GetDatum(idgen_named_compose(cache, position, shard));
+	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* ---- decoding and building by name ---- */
+
+static const IdgenSpec *
+idgen_named_spec(FunctionCallInfo fcinfo, const char *funcname)
+{
+	IdgenNamedCache *cache;
+
+	idgen_registry_require(funcname);
+	cache = idgen_named_cache(fcinfo, PG_GETARG_TEXT_PP(0), true);
+	return &registry_slots[cache->slot].spec;
+}
+
+static void
+idgen_check_id(int64 id)
+{
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ID must not be negative"),
+				 errdetail("No layout produces a negative ID.")));
+}
+
+PG_FUNCTION_INFO_V1(idgen_time);
+Datum
+idgen_time(PG_FUNCTION_ARGS)
+{
+	const IdgenSpec *spec = idgen_named_spec(fcinfo, "idgen_time");
+	int64		id = PG_GETARG_INT64(1);
+
+	idgen_check_id(id);
+	PG_RETURN_TIMESTAMPTZ(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms +
+													   (int64) idgen_spec_field(spec, spec->time_field, id) * spec->unit_ms));
+}
+
+PG_FUNCTION_INFO_V1(idgen_decode);
+Datum
+idgen_decode(PG_FUNCTION_ARGS)
+{
+	const IdgenSpec *spec = idgen_named_spec(fcinfo, "idgen_decode");
+
+	PG_RETURN_DATUM(idgen_spec_decode_jsonb(spec, PG_GETARG_INT64(1)));
+}
+
+/* A field value for a builder: 22003 outside 0 .. 2^bits - 1. */
+static uint64
+idgen_field_value(const IdgenField *f, int64 value)
+{
+	if (value < 0 || (f->bits < 63 && value >= (INT64CONST(1) << f->bits)))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s " INT64_FORMAT " is out of range", f->name, value),
+				 errdetail("The field \"%s\" holds 0 to " INT64_FORMAT ".", f->name,
+						   (INT64CONST(1) << f->bits) - 1)));
+	return ((uint64) value) << f->shift;
+}
+
+/* The tick of a time, checked against the layout's range (22003). */
+static int64
+idgen_spec_tick(const IdgenSpec *spec, TimestampTz ts)
+{
+	int64		tick;
+
+	if (TIMESTAMP_NOT_FINITE(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp is out of range for the layout")));
+	tick = idgen_floor_div(idgen_timestamptz_to_unix_ms(ts) - spec->epoch_unix_ms,
+						   spec->unit_ms);
+	if (tick < 0 || tick >= spec->tick_limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp is out of range for the layout"),
+				 errdetail("Its time field counts %d ms ticks from %s, " INT64_FORMAT " of them.",
+						   spec->unit_ms,
+						   timestamptz_to_str(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms)),
+						   spec->tick_limit)));
+	return tick;
+}
+
+/*
+ * idgen_from_time(name, ts [, shard]): the smallest ID of the tick of ts
+ * (and shard), for range scans.  Fields more significant than time keep
+ * this server's values (node, constants), the shard field the argument,
+ * the rest are 0.
+ */
+PG_FUNCTION_INFO_V1(idgen_from_time);
+Datum
+idgen_from_time(PG_FUNCTION_ARGS)
+{
+	const IdgenSpec *spec = idgen_named_spec(fcinfo, "idgen_from_time");
+	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
+	int64		tick = idgen_spec_tick(spec, PG_GETARG_TIMESTAMPTZ(1));
+	int32		shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
+	uint64		id = (uint64) tick << spec->fields[spec->time_field].shift;
+
+	for (int f = 0; f < spec->time_field; f++)
+	{
+		const IdgenField *field = &spec->fields[f];
+
+		id |= (uint64) cache->fixed &
+			(((UINT64CONST(1) << field->bits) - 1) << field->shift);
+	}
+	if (spec->shard_field >= 0)
+		id |= (uint64) shard << spec->fields[spec->shard_field].shift;
+	PG_RETURN_INT64((int64) id);
+}
+
+/*
+ * idgen_from_parts(name, parts jsonb): compose an ID from its fields by
+ * name.  "time" (a timestamptz as text) is required; other fields default
+ * to 0, constants to their constant.  Unknown keys are 22023, values out
+ * of range 22003.
+ */
+PG_FUNCTION_INFO_V1(idgen_from_parts);
+Datum
+idgen_from_parts(PG_FUNCTION_ARGS)
+{
+	const IdgenSpec *spec = idgen_named_spec(fcinfo, "idgen_from_parts");
+	Jsonb	   *parts = PG_GETARG_JSONB_P(1);
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	uint64		id = 0;
+	bool		have_time = false;
+
+	if (!JB_ROOT_IS_OBJECT(parts))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parts must be a JSON object of fields")));
+
+	for (int f = 0; f < spec->nfields; f++)
+		if (spec->fields[f].kind == IDGEN_FIELD_CONST)
+			id |= (uint64) spec->fields[f].constant << spec->fields[f].shift;
+
+	it = JsonbIteratorInit(&parts->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *key;
+		int			f;
+		const IdgenField *field = NULL;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(v.val.string.val, v.val.string.len);
+		for (f = 0; f < spec->nfields; f++)
+			if (strcmp(spec->fields[f].name, key) == 0)
+			{
+				field = &spec->fields[f];
+				break;
+			}
+		if (field == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("generator has no field \"%s\"", key),
+					 errhint("Its layout is \"%s\".", idgen_spec_text(spec))));
+		tok = JsonbIteratorNext(&it, &v, true);
+		if (field->kind == IDGEN_FIELD_TIME)
+		{
+			char	   *str;
+
+			if (v.type != jbvString)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("field \"time\" must be a timestamp string")));
+			str = pnstrdup(v.val.string.val, v.val.string.len);
+			id |= (uint64) idgen_spec_tick(spec,
+										   DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
+																				   CStringGetDatum(str),
+																				   ObjectIdGetDatum(InvalidOid),
+																				   Int32GetDatum(-1))))
+				<< field->shift;
+			have_time = true;
+		}
+		else
+		{
+			int64		value;
+
+			if (v.type != jbvNumeric)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("field \"%s\" must be a number", field->name)));
+			value = DatumGetInt64(DirectFunctionCall1(numeric_int8,
+													  NumericGetDatum(v.val.numeric)));
+			if (field->kind == IDGEN_FIELD_CONST)
+			{
+				if (value != field->constant)
+					ereport(ERROR,
+							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+							 errmsg("field \"%s\" is the constant " INT64_FORMAT,
+									field->name, field->constant)));
+				continue;
+			}
+			id |= idgen_field_value(field, value);
+		}
+	}
+	if (!have_time)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parts need a \"time\" field")));
+	PG_RETURN_INT64((int64) id);
+}
+
+/* ---- definitions ---- */
+
+/*
+ * A drop or re-creation takes effect in shared memory when its transaction
+ * commits, at once, rather than at the keeper's next look: "dropped" must
+ * mean that no session issues from it any more.
+ */
+typedef struct IdgenPendingState
+{
+	char		name[NAMEDATALEN];
+	IdgenSlotState state;
+} IdgenPendingState;
+
+static List *pending_states = NIL;
+static bool pending_callback_registered = false;
+
+static void
+idgen_registry_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	if (event == XACT_EVENT_COMMIT)
+	{
+		foreach(lc, pending_states)
+		{
+			IdgenPendingState *p = lfirst(lc);
+			int			i = idgen_registry_find(p->name);
+
+			if (i >= 0 &&
+				pg_atomic_read_u32(&registry_slots[i].state) != IDGEN_SLOT_REFUSED)
+				idgen_slot_set_state(i, p->state, NULL);
+		}
+	}
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT)
+	{
+		list_free_deep(pending_states);
+		pending_states = NIL;
+	}
+}
+
+static void
+idgen_registry_at_commit(const char *name, IdgenSlotState state)
+{
+	IdgenPendingState *p;
+
+	if (registry == NULL)
+		return;
+	if (!pending_callback_registered)
+	{
+		RegisterXactCallback(idgen_registry_xact_callback, NULL);
+		pending_callback_registered = true;
+	}
+	p = MemoryContextAlloc(TopMemoryContext, sizeof(IdgenPendingState));
+	strlcpy(p->name, name, sizeof(p->name));
+	p->state = state;
+	pending_states = lappend(pending_states, p);
+}
+
+/* Named generators are defined in idgen.database only (55000). */
+static void
+idgen_require_control_database(const char *funcname)
+{
+	char	   *here = get_database_name(MyDatabaseId);
+
+	if (here == NULL || strcmp(here, idgen_database) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("named generators are defined in database \"%s\"", idgen_database),
+				 errdetail("This is database \"%s\".", here ? here : "?"),
+				 errhint("Connect to database \"%s\" (\"idgen.database\") and call %s() there; the generator is then usable in every database.",
+						 idgen_database, funcname)));
+}
+
+/*
+ * The schema-qualified name of idgen_generator, in a schema only
+ * superusers control (the caller is a superuser in idgen.database).
+ */
+static char *
+idgen_registry_table(void)
+{
+	Oid			nsp = idgen_extension_schema();
+
+	if (!idgen_schema_trusted(nsp))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("extension idgen is in a schema that is not a superuser's"),
+				 errhint("Move it with ALTER EXTENSION idgen SET SCHEMA.")));
+	return psprintf("%s.idgen_generator",
+					quote_identifier(get_namespace_name(nsp)));
+}
+
+static void
+idgen_check_generator_name(const char *name)
+{
+	int			len = strlen(name);
+
+	if (len == 0 || len >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid generator name \"%s\"", name),
+				 errdetail("A name has 1 to %d characters.", NAMEDATALEN - 1)));
+	for (int i = 0; i < len; i++)
+		if (!(islower((unsigned char) name[i]) || name[i] == '_' ||
+			  (i > 0 && isdigit((unsigned char) name[i]))))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid generator name \"%s\"", name),
+					 errdetail("A name is a lower-case identifier: letters, digits and underscores.")));
+}
+
+/*
+ * idgen_create_generator(name, layout, epoch DEFAULT NULL, unit DEFAULT
+ * NULL): define a named generator.  A preset brings its epoch and unit
+ * unless given; fields take idgen.epoch and 1 ms.  Superuser, in
+ * idgen.database.
+ */
+PG_FUNCTION_INFO_V1(idgen_create_generator);
+Datum
+idgen_create_generator(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	char	   *layout_text;
+	IdgenSpec	spec;
+	bool		epoch_given;
+	bool		unit_given;
+	int64		epoch;
+	int32		unit;
+	bool		fits;
+	char	   *table;
+	char	   *canonical;
+	Oid			argtypes[4] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID};
+	Datum		values[4];
+	int			ret;
+
+	idgen_require_superuser("idgen_create_generator");
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("name and layout must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	layout_text = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	idgen_require_control_database("idgen_create_generator");
+	idgen_check_generator_name(name);
+
+	idgen_parse_layout(layout_text, &spec, &epoch_given, &unit_given);
+	epoch = epoch_given ? spec.epoch_unix_ms : idgen_epoch_unix_ms;
+	unit = unit_given ? spec.unit_ms : 1;
+	if (!PG_ARGISNULL(2))
+		epoch = idgen_timestamptz_to_unix_ms(PG_GETARG_TIMESTAMPTZ(2));
+	if (!PG_ARGISNULL(3))
+		unit = idgen_interval_to_unit_ms(PG_GETARG_INTERVAL_P(3));
+	idgen_spec_set_clock(&spec, epoch, unit);
+
+	if (epoch > idgen_clock_unix_ms())
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("the epoch of generator \"%s\" is in the future", name),
+				 errdetail("IDs count ticks since the epoch.")));
+	if (idgen_floor_div(idgen_clock_unix_ms() - epoch, unit) >= spec.tick_limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("the time field of generator \"%s\" has run out already", name),
+				 errdetail("%d bits of %d ms ticks since the epoch end before now.",
+						   spec.fields[spec.time_field].bits, unit)));
+	if (spec.node_bits > 0)
+	{
+		if (idgen_node_id < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("\"idgen.node_id\" is not set"),
+					 errdetail("The layout's node fields hold the node id.")));
+		(void) idgen_spec_node_value(&spec, idgen_node_id, &fits);
+		if (!fits)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("\"idgen.node_id\" (%d) does not fit the layout's %d node bits",
+							idgen_node_id, spec.node_bits),
+					 errhint("Widen the node fields, or give this server a smaller node id.")));
+	}
+
+	canonical = idgen_spec_text(&spec);
+	table = idgen_registry_table();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* a name is never reused for another definition; re-creating un-drops */
+	values[0] = CStringGetTextDatum(name);
+	ret = SPI_execute_with_args(psprintf("SELECT layout = $2 AND epoch = $3 AND unit_ms = $4, dropped IS NOT NULL FROM %s WHERE name = $1 FOR UPDATE", table),
+								4, argtypes,
+								(Datum[]) {values[0], CStringGetTextDatum(canonical),
+									TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(epoch)),
+								Int32GetDatum(unit)},
+								NULL, false, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen_generator");
+	if (SPI_processed > 0)
+	{
+		bool		isnull;
+		bool		same = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		bool		dropped = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+
+		if (!same)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("generator \"%s\" was defined before with another layout, epoch or unit", name),
+					 errdetail("A name is never reused for another definition, dropped or not: its IDs may still exist."),
+					 errhint("Choose another name.")));
+		if (!dropped)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("generator \"%s\" already exists", name)));
+		if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = NULL WHERE name = $1", table),
+								  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not update idgen_generator");
+		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE);
+	}
+	else
+	{
+		values[1] = CStringGetTextDatum(canonical);
+		values[2] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(epoch));
+		values[3] = Int32GetDatum(unit);
+		if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms) VALUES ($1, $2, $3, $4)", table),
+								  4, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not insert into idgen_generator");
+	}
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * idgen_drop_generator(name, force DEFAULT false): a generator may have
+ * issued IDs, so this refuses unless forced; then the name stays reserved
+ * for its definition.
+ */
+PG_FUNCTION_INFO_V1(idgen_drop_generator);
+Datum
+idgen_drop_generator(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	bool		force;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+
+	idgen_require_superuser("idgen_drop_generator");
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	force = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
+	idgen_require_control_database("idgen_drop_generator");
+
+	values[0] = CStringGetTextDatum(name);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf("SELECT 1 FROM %s WHERE name = $1 AND dropped IS NULL FOR UPDATE",
+									   idgen_registry_table()),
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen_generator");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", name)));
+	if (!force)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("generator \"%s\" may have issued IDs", name),
+				 errdetail("Dropping it stops it everywhere; its name stays reserved for this definition."),
+				 errhint("Call idgen_drop_generator('%s', force => true) to drop it.", name)));
+	if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = now() WHERE name = $1",
+									   idgen_registry_table()),
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update idgen_generator");
+	idgen_registry_at_commit(name, IDGEN_SLOT_DROPPED);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * idgen_generators_info(): every loaded named generator, its definition
+ * and live state, for the view idgen_generators.  Generators are read
+ * without their locks (a monitoring snapshot, as in idgen_status()).
+ */
+PG_FUNCTION_INFO_V1(idgen_generators_info);
+Datum
+idgen_generators_info(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	uint32		n;
+	int64		now_unix = idgen_clock_unix_ms();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (idgen_shared == NULL)
+		return (Datum) 0;
+	n = pg_atomic_read_u32(&registry->nslots);
+	pg_read_barrier();
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[i];
+		const IdgenSpec *spec = &slot->spec;
+		Datum		values[12];
+		bool		nulls[12] = {0};
+		uint32		state = pg_atomic_read_u32(&slot->state);
+		uint64		issued = 0;
+		uint64		borrowed = 0;
+		uint64		waits = 0;
+		uint64		last = 0;
+		int			seq_bits = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].bits;
+		char		message[sizeof(slot->message)];
+
+		for (int s = 0; s < idgen_slot_ngenerators(i); s++)
+		{
+			volatile IdgenGenerator *gen = idgen_slot_generator(i, s);
+
+			issued += gen->issued;
+			borrowed += gen->borrowed;
+			waits += gen->waits;
+			if (gen->issued > 0)
+				last = Max(last, gen->last);
+		}
+		SpinLockAcquire(&registry->mutex);
+		strlcpy(message, slot->message, sizeof(message));
+		SpinLockRelease(&registry->mutex);
+
+		values[0] = CStringGetTextDatum(slot->name);
+		values[1] = CStringGetTextDatum(idgen_spec_text(spec));
+		values[2] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms));
+		values[3] = Int32GetDatum(spec->unit_ms);
+		values[4] = CStringGetTextDatum(state == IDGEN_SLOT_ACTIVE ? "active" :
+										state == IDGEN_SLOT_DROPPED ? "dropped" : "refused");
+		values[5] = CStringGetTextDatum(message);
+		nulls[5] = message[0] == '\0';
+		values[6] = Int64GetDatum((int64) issued);
+		values[7] = Int64GetDatum((int64) borrowed);
+		values[8] = Int64GetDatum((int64) waits);
+		if (issued > 0)
+		{
+			int64		last_unix = spec->epoch_unix_ms +
+				(int64) (last >> seq_bits) * spec->unit_ms;
+
+			values[9] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(last_unix));
+			values[10] = Int64GetDatum(Max(last_unix - now_unix, 0));
+		}
+		else
+			nulls[9] = nulls[10] = true;
+		values[11] = Int32GetDatum(idgen_slot_ngenerators(i));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

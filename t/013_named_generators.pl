@@ -1,0 +1,150 @@
+# Named generators keep idgen's guarantees: unique and strictly increasing
+# under concurrency and from several databases, bursts that borrow ticks of
+# their own unit, the durable reservation across an immediate stop with the
+# clock set back, refusal on a standby, failover, and definitions or node
+# ids that no longer fit refused rather than followed.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use File::Spec;
+use POSIX qw(strftime);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $node = PostgreSQL::Test::Cluster->new('named');
+$node->init(allows_streaming => 1);
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 3
+});
+my ($set_clock, $start) = fake_clock($node, '+0');
+$start->('start');
+wait_for_keeper($node);
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('legacy', 'time:42 datacenter:3 worker:6 seq:12',
+	                              epoch => '2020-08-02 18:33:54.706+00');
+	SELECT idgen_create_generator('sony', 'sonyflake');
+	SELECT idgen_create_generator('shards', 'time:41 shard:6 seq:16', epoch => '2024-01-01+00');
+	CREATE DATABASE app;
+});
+$node->safe_psql('app', q{
+	CREATE EXTENSION idgen;
+	CREATE TABLE t (g text, id bigint);
+});
+
+# --- 8 concurrent clients over two databases -------------------------------
+my $insert = q{INSERT INTO t VALUES ('legacy', idgen_next('legacy')), ('sony', idgen_next('sony')), ('shards', idgen_next('shards', 5));};
+$node->safe_psql('postgres', 'CREATE TABLE t (g text, id bigint)');
+# concurrent_pgbench runs 2 clients per run, in database postgres; the
+# same generators meanwhile in database app
+concurrent_pgbench(5, map { [ $node, $insert ] } 1 .. 4);
+$node->safe_psql('app', q{
+	INSERT INTO t SELECT 'legacy', idgen_next('legacy') FROM generate_series(1, 20000);
+	INSERT INTO t SELECT 'sony', idgen_next('sony') FROM generate_series(1, 2000);
+	INSERT INTO t SELECT 'shards', idgen_next('shards', 5) FROM generate_series(1, 20000);});
+# server-side paths must be absolute (the server runs in its data directory)
+my $csv = File::Spec->rel2abs($node->basedir) . '/t.csv';
+$node->safe_psql('postgres', "COPY t TO '$csv'");
+$node->safe_psql('app', "COPY t FROM '$csv'");
+is($node->safe_psql('app', q{
+	SELECT count(*) > 40000, bool_and(n = 1)
+	  FROM (SELECT g, id, count(*) AS n FROM t GROUP BY 1, 2) c}),
+	't|t', '8 concurrent clients and a second database: no duplicate in any named generator');
+
+# --- bursts borrow ticks of the generator's unit ----------------------------
+# Sonyflake: 256 IDs per 10 ms tick.  With the clock frozen and max_lead
+# 100 ms, exactly 11 ticks of 256 are issued, then 53400.
+$node->append_conf('postgresql.conf', "idgen.max_lead = 100ms\nidgen.max_wait = 200ms\n");
+# frozen 2 s ahead of the real clock, on a whole second (a tick boundary)
+$set_clock->(strftime('%Y-%m-%d %H:%M:%S', gmtime(time() + 2)));
+$node->reload;
+$node->poll_query_until('postgres', "SELECT current_setting('idgen.max_lead') = '100ms'");
+$node->safe_psql('postgres',
+	q{CREATE TABLE burst AS SELECT g, idgen_next('sony') AS id FROM generate_series(1, 2816) g});
+is($node->safe_psql('postgres', q{
+	SELECT count(DISTINCT idgen_time('sony', id)), min(n), max(n),
+	       bool_and(id > p OR p IS NULL),
+	       max(idgen_time('sony', id)) - min(idgen_time('sony', id))
+	  FROM (SELECT id, lag(id) OVER (ORDER BY g) AS p,
+	               count(*) OVER (PARTITION BY idgen_time('sony', id)) AS n FROM burst) s}),
+	'11|256|256|t|00:00:00.1', 'sonyflake under a frozen clock: exactly 256 per 10 ms tick for 11 ticks (max_lead 100 ms)');
+like(error_of($node, q{SELECT idgen_next('sony')}), qr/^53400: sony ID capacity exceeded/,
+	'then 53400 after waiting for the frozen clock');
+
+# --- immediate stop, clock 10 s back, start ---------------------------------
+$node->append_conf('postgresql.conf', "idgen.max_lead = 30s\nidgen.max_wait = 1s\n");
+$set_clock->('+0');
+$node->reload;
+$node->safe_psql('app', q{
+	CREATE TABLE r AS SELECT 1 AS round, idgen_next('legacy') AS l, idgen_next('sony') AS s,
+	                         idgen_next('shards', 9) AS sh
+	  FROM generate_series(1, 3000)});
+$node->stop('immediate');
+$set_clock->('-10s');
+$start->('start');
+wait_for_keeper($node);
+$node->safe_psql('app', q{
+	INSERT INTO r SELECT 2, idgen_next('legacy'), idgen_next('sony'), idgen_next('shards', 9)
+	  FROM generate_series(1, 3000)});
+is($node->safe_psql('app', q{
+	SELECT min(l) FILTER (WHERE round = 2) > max(l) FILTER (WHERE round = 1),
+	       min(s) FILTER (WHERE round = 2) > max(s) FILTER (WHERE round = 1),
+	       min(sh) FILTER (WHERE round = 2) > max(sh) FILTER (WHERE round = 1)
+	  FROM r}),
+	't|t|t', 'after an immediate stop with the clock 10 s back, every named generator continues above its earlier IDs');
+
+# --- a standby refuses; promoted, it continues above ------------------------
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('named_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "idgen.node_id = 4\n");
+$standby->start;
+$node->safe_psql('app', q{INSERT INTO r SELECT 3, idgen_next('legacy'), idgen_next('sony'), idgen_next('shards', 9) FROM generate_series(1, 3000)});
+$node->wait_for_catchup($standby);
+my (undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('legacy')");
+like($err, qr/ERROR:\s+25006:/, 'a standby refuses idgen_next() with 25006');
+$node->stop('immediate');
+$standby->promote;
+ok($standby->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'the promoted standby is ready');
+$standby->safe_psql('app', q{INSERT INTO r SELECT 4, idgen_next('legacy'), idgen_next('sony'), idgen_next('shards', 9) FROM generate_series(1, 3000)});
+is($standby->safe_psql('app', q{
+	SELECT min(l) FILTER (WHERE round = 4) > max(l) FILTER (WHERE round < 4),
+	       min(s) FILTER (WHERE round = 4) > max(s) FILTER (WHERE round < 4),
+	       bool_and((idgen_decode('legacy', l) ->> 'worker')::int = 4) FILTER (WHERE round = 4),
+	       count(*) = count(DISTINCT l)
+	  FROM r}),
+	't|t|t|t', 'after failover the definitions are there and IDs continue above the old primary\'s, with the new node id');
+
+# --- definitions that no longer hold are refused ----------------------------
+# a definition changed behind idgen's back (the guard trigger disabled)
+$standby->safe_psql('postgres', q{
+	ALTER TABLE idgen_generator DISABLE TRIGGER idgen_generator_guard;
+	UPDATE idgen_generator SET unit_ms = 2 WHERE name = 'legacy';
+	ALTER TABLE idgen_generator ENABLE TRIGGER idgen_generator_guard;
+});
+ok($standby->poll_query_until('app', "SELECT state = 'refused' FROM idgen_generators WHERE name = 'legacy'"),
+	'the keeper refuses a definition that changed');
+(undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('legacy')");
+like($err, qr/ERROR:\s+55000: generator "legacy" cannot issue IDs on this server/,
+	'idgen_next() on it fails with 55000');
+is($standby->safe_psql('app', "SELECT idgen_next('sony') > 0"), 't', 'other generators go on');
+
+# a node id that does not fit the node fields, at start
+$standby->append_conf('postgresql.conf', "idgen.node_id = 600\n");
+$standby->restart;
+ok($standby->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"), 'restarted with node id 600');
+(undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('sony')");
+is($err, '', 'sonyflake (16 machine bits) takes node id 600');
+(undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('shards', 1)");
+is($err, '', 'a layout without node fields needs no node id');
+# (a new shared memory loads the row as it is now; the node id decides)
+(undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('legacy')");
+like($err, qr/ERROR:\s+55000: generator "legacy" cannot issue IDs on this server\nDETAIL:\s+"idgen.node_id" \(600\) does not fit its 9 node bits/,
+	'node id 600 does not fit legacy\'s 9 node bits: refused with 55000, saying why');
+
+$standby->stop;
+done_testing();
