@@ -14,7 +14,8 @@ OBJS = \
 	src/status.o \
 	src/uuid.o \
 	src/layout.o \
-	src/registry.o
+	src/registry.o \
+	src/counter.o
 
 EXTENSION = idgen
 DATA = idgen--1.0.sql idgen--1.0--1.1.sql
@@ -22,7 +23,7 @@ PGFILEDESC = "idgen - time-ordered 64-bit unique IDs"
 
 # Each suite starts its own server preloaded with idgen (see idgen.conf),
 # so "make installcheck" needs no running server.
-REGRESS = markings status layout builders generate errors usage shards privileges batch uuid named
+REGRESS = markings status layout builders generate errors usage shards privileges batch uuid named counter
 REGRESS_OPTS = --temp-instance=./tmp_check_regress --temp-config=idgen.conf
 ISOLATION = interleave uuid_order
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=idgen.conf

@@ -104,7 +104,13 @@ CREATE TABLE idgen_generator (
 	epoch timestamptz NOT NULL,
 	unit_ms integer NOT NULL,
 	created timestamptz NOT NULL DEFAULT pg_catalog.now(),
-	dropped timestamptz
+	dropped timestamptz,
+	-- counter layouts (no time field) only; NULL otherwise
+	prefetch integer,
+	refill integer,
+	stripes integer,
+	owned text,
+	segment bigint
 );
 CREATE UNIQUE INDEX idgen_generator_name ON idgen_generator (name);
 COMMENT ON TABLE idgen_generator IS
@@ -129,7 +135,10 @@ BEGIN
 	END IF;
 	IF NEW.name IS DISTINCT FROM OLD.name OR NEW.layout IS DISTINCT FROM OLD.layout
 	   OR NEW.epoch IS DISTINCT FROM OLD.epoch OR NEW.unit_ms IS DISTINCT FROM OLD.unit_ms
-	   OR NEW.created IS DISTINCT FROM OLD.created THEN
+	   OR NEW.created IS DISTINCT FROM OLD.created
+	   OR NEW.prefetch IS DISTINCT FROM OLD.prefetch OR NEW.refill IS DISTINCT FROM OLD.refill
+	   OR NEW.stripes IS DISTINCT FROM OLD.stripes OR NEW.owned IS DISTINCT FROM OLD.owned
+	   OR NEW.segment IS DISTINCT FROM OLD.segment THEN
 		RAISE EXCEPTION 'the definition of generator "%" cannot change', OLD.name
 			USING ERRCODE = '55000',
 			      HINT = 'Drop it and create one under a new name.';
@@ -147,16 +156,29 @@ CREATE TRIGGER idgen_generator_guard_truncate
 	BEFORE TRUNCATE ON idgen_generator
 	FOR EACH STATEMENT EXECUTE FUNCTION idgen_generator_guard();
 
+-- Counter generators' durable reservations, one row each, kept by the
+-- keeper (by OID, through the heap: no index).
+CREATE TABLE idgen_counter_state (
+	name text NOT NULL,
+	reserved bigint NOT NULL
+);
+COMMENT ON TABLE idgen_counter_state IS
+'idgen: durable reservations of counter generators; kept by the keeper';
+REVOKE ALL ON TABLE idgen_counter_state FROM PUBLIC;
+
 CREATE FUNCTION idgen_create_generator(name text, layout text,
-	epoch timestamptz DEFAULT NULL, unit interval DEFAULT NULL)
+	epoch timestamptz DEFAULT NULL, unit interval DEFAULT NULL,
+	prefetch integer DEFAULT NULL, refill integer DEFAULT NULL,
+	stripes integer DEFAULT NULL, owned text DEFAULT NULL,
+	segment bigint DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'idgen_create_generator'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION idgen_create_generator(text, text, timestamptz, interval) IS
-'define a named generator (superuser, in idgen.database): layout fields or a preset; epoch and unit default to the preset''s, else idgen.epoch and 1 ms';
+COMMENT ON FUNCTION idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint) IS
+'define a named generator (superuser, in idgen.database): layout fields or a preset; epoch and unit default to the preset''s, else idgen.epoch and 1 ms; prefetch, refill, stripes, owned, segment for counter layouts';
 
-REVOKE EXECUTE ON FUNCTION idgen_create_generator(text, text, timestamptz, interval) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint) FROM PUBLIC;
 
 CREATE FUNCTION idgen_drop_generator(name text, force boolean DEFAULT false)
 RETURNS void
@@ -184,6 +206,14 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_next(text, integer) IS
 'next ID of a shard of a named generator with a shard field';
+
+CREATE FUNCTION idgen_next_int(name text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'idgen_next_int'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_next_int(text) IS
+'next ID of a counter generator of at most 31 bits, as integer (22003 rather than overflow)';
 
 CREATE FUNCTION idgen_next_batch(name text, n integer)
 RETURNS bigint[]
@@ -267,7 +297,13 @@ CREATE FUNCTION idgen_generators_info(
 	OUT waits bigint,
 	OUT last_time timestamptz,
 	OUT lead_ms bigint,
-	OUT generators integer)
+	OUT generators integer,
+	OUT counter_value bigint,
+	OUT counter_reserved bigint,
+	OUT prefetch integer,
+	OUT refill integer,
+	OUT stripes integer,
+	OUT owned text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'idgen_generators_info'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

@@ -16,7 +16,7 @@ SELECT p.oid::regprocedure AS function,
   JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass
                      AND d.refobjid = e.oid
  WHERE e.extname = 'idgen'
- ORDER BY p.proname, 1::text;
+ ORDER BY p.oid::regprocedure::text;
 
 -- decoders and builders must be usable in indexes and generated columns
 SELECT count(*) AS not_immutable

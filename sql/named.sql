@@ -31,7 +31,7 @@ SELECT idgen_create_generator('x', 'time:41 a:10 a:12');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('x', 'time:41 time:10 seq:12');
 \echo :LAST_ERROR_SQLSTATE
-SELECT idgen_create_generator('x', 'node:10 seq:12 zone:41');
+SELECT idgen_create_generator('x', 'node:10 zone:41 extra:12');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('x', 'seq:12 time:41 node:10');
 \echo :LAST_ERROR_SQLSTATE

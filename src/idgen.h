@@ -273,19 +273,45 @@ typedef struct IdgenField
 	int64		constant;		/* IDGEN_FIELD_CONST only */
 } IdgenField;
 
+/*
+ * Counter layouts (no time field) stripe their counter: the value space is
+ * cut into segments of "segment" values, segment g belongs to stripe
+ * g mod stripes, and this server hands out whole segments of the stripes
+ * it owns, in increasing order (counter.c).
+ */
+#define IDGEN_MAX_STRIPES		1024
+
+typedef struct IdgenCounterSpec
+{
+	int32		stripes;
+	int64		segment;
+	int32		nowned;			/* owned stripes, ascending */
+	int32		owned[IDGEN_MAX_STRIPES];
+	int32		prefetch;
+	int32		refill;
+} IdgenCounterSpec;
+
 typedef struct IdgenSpec
 {
 	int			nfields;
 	IdgenField	fields[IDGEN_MAX_FIELDS];
-	int			width;			/* sum of the fields' bits: 63 or 64 */
-	int			time_field;		/* index, or -1 */
+	int			width;			/* sum of the fields' bits: at most 64 */
+	int			time_field;		/* index, or -1 for a counter layout */
 	int			seq_field;		/* index, or -1 */
 	int			shard_field;	/* index, or -1 */
 	int			node_bits;		/* all node fields together */
 	int64		epoch_unix_ms;
 	int32		unit_ms;
 	int64		tick_limit;		/* first tick that cannot be issued */
+	IdgenCounterSpec counter;	/* counter layouts only */
 } IdgenSpec;
+
+/* counter.c */
+extern void idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch,
+										int32 refill, int32 stripes,
+										const char *owned, int64 segment);
+extern char *idgen_counter_options_text(const IdgenSpec *spec);
+extern uint64 idgen_counter_value(const IdgenCounterSpec *counter, uint64 c);
 
 /* layout.c */
 extern void idgen_parse_layout(const char *text, IdgenSpec *spec,
@@ -412,6 +438,10 @@ extern void idgen_registry_shmem_init(void);
 extern void idgen_registry_set_floor(int64 floor_unix_ms);
 extern void idgen_registry_load(Oid relid);
 extern bool idgen_registry_reload_requested(void);
+extern void idgen_registry_load_counters(Oid relid);
+extern int	idgen_registry_plan_counters(void);
+extern void idgen_registry_write_counters(Oid relid);
+extern void idgen_registry_publish_counters(void);
 extern const char *idgen_keeper_state_name(IdgenKeeperState state);
 
 /* decode.c */

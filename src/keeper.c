@@ -127,6 +127,7 @@ typedef struct IdgenKeeperObjects
 	Oid			epoch;			/* sequence idgen_epoch */
 	Oid			floors;			/* table idgen_shard_floor; invalid in 1.0 */
 	Oid			registry;		/* table idgen_generator; invalid in 1.0 */
+	Oid			counters;		/* table idgen_counter_state; invalid in 1.0 */
 } IdgenKeeperObjects;
 
 /* reset at every turn of the worker's loop */
@@ -637,6 +638,11 @@ idgen_keeper_note_member(Oid relid, IdgenKeeperObjects *objs)
 		slot = &objs->registry;
 		kind = RELKIND_RELATION;
 	}
+	else if (strcmp(NameStr(cls->relname), "idgen_counter_state") == 0)
+	{
+		slot = &objs->counters;
+		kind = RELKIND_RELATION;
+	}
 	if (slot != NULL)
 	{
 		if (cls->relkind != kind ||
@@ -693,6 +699,7 @@ idgen_keeper_find_objects(IdgenKeeperObjects *objs)
 	objs->epoch = InvalidOid;
 	objs->floors = InvalidOid;
 	objs->registry = InvalidOid;
+	objs->counters = InvalidOid;
 
 	rel = table_open(DependRelationId, AccessShareLock);
 	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
@@ -918,14 +925,16 @@ idgen_keeper_load(void)
 			idgen_keeper_load_floors(objs.floors);
 		idgen_registry_set_floor(floor_unix_ms);
 	}
-	if (OidIsValid(objs.registry))
-		idgen_registry_load(objs.registry);
 	else if (!have_epoch)
 	{
 		/* lost while we run: the epoch cannot have changed (start-time) */
 		idgen_keeper_write_sequence(objs.epoch, idgen_epoch_unix_ms);
 		wrote = true;
 	}
+	if (OidIsValid(objs.registry))
+		idgen_registry_load(objs.registry);
+	if (OidIsValid(objs.counters))
+		idgen_registry_load_counters(objs.counters);
 
 	if (wrote)
 		idgen_keeper_commit_durably("the epoch record");
@@ -1083,6 +1092,30 @@ idgen_keeper_persist_floors(void)
 }
 
 /*
+ * Extend the counter generators' reservations that run low or that a
+ * caller waits for, in one durable commit, then publish them.
+ */
+static void
+idgen_keeper_extend_counters(void)
+{
+	IdgenKeeperObjects objs;
+
+	if (idgen_registry_plan_counters() == 0)
+		return;
+	idgen_keeper_begin("idgen keeper: extending counter reservations");
+	idgen_keeper_find_objects(&objs);
+	if (!OidIsValid(objs.counters))
+	{
+		idgen_keeper_commit();
+		return;
+	}
+	idgen_registry_write_counters(objs.counters);
+	idgen_keeper_commit_durably("a counter reservation");
+	idgen_registry_publish_counters();
+	ConditionVariableBroadcast(&KEEPER(idgen_shared)->cv);
+}
+
+/*
  * Copy changes of idgen.shards (as this process last read it) into the
  * generators' owned flags.  Only shards whose setting changed since the
  * last copy are touched, so a shard released with instagram_id_release()
@@ -1130,6 +1163,7 @@ idgen_keeper_tick(void)
 	int64		edge = Max(now, issued);
 
 	idgen_keeper_persist_floors();
+	idgen_keeper_extend_counters();
 
 	/*
 	 * Extend when a generator waits for it, on first start, or when IDs are

@@ -254,8 +254,20 @@ idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
 	if (spec->nfields == 0)
 		idgen_layout_error(text, "The layout has no fields.");
 	if (spec->time_field < 0)
-		idgen_layout_error(text, "The layout has no time field.");
-	if (total != 63 && total != 64)
+	{
+		/* a counter layout (counter.c): seq is the counter */
+		if (spec->seq_field < 0)
+			idgen_layout_error(text, "A layout needs a time field, or, for a counter generator, a seq field.");
+		if (spec->fields[spec->seq_field].bits > 52)
+			idgen_layout_error(text, "The counter (seq) of a counter layout has at most 52 bits.");
+		if (total > 63)
+			idgen_layout_error(text, psprintf("The widths of a counter layout add up to at most 63 bits, not %d.", total));
+		for (int i = 0; i < spec->nfields; i++)
+			if (spec->fields[i].kind == IDGEN_FIELD_RANDOM ||
+				spec->fields[i].kind == IDGEN_FIELD_SHARD)
+				idgen_layout_error(text, "A counter layout has no random or shard field.");
+	}
+	else if (total != 63 && total != 64)
 		idgen_layout_error(text, psprintf("The widths add up to %d bits, not 63 or 64.", total));
 	if (total == 64 && spec->time_field != 0)
 		idgen_layout_error(text, "A 64-bit layout must start with its time field, whose top bit (the sign bit) is never used.");
@@ -275,8 +287,11 @@ idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
 		shift -= spec->fields[i].bits;
 		spec->fields[i].shift = shift;
 	}
-	spec->tick_limit = INT64CONST(1) << (spec->fields[spec->time_field].bits -
-										 (total == 64 ? 1 : 0));
+	if (spec->time_field >= 0)
+		spec->tick_limit = INT64CONST(1) << (spec->fields[spec->time_field].bits -
+											 (total == 64 ? 1 : 0));
+	else
+		idgen_parse_counter_options(spec, 0, 0, 0, NULL, 0);
 }
 
 /* Set the epoch (Unix ms) and the unit (ms) of a parsed layout. */
@@ -419,6 +434,11 @@ idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id)
 		else
 			appendStringInfo(&buf, UINT64_FORMAT, value);
 	}
+	/* a striped counter: which stripe, and so which server, issued it */
+	if (spec->time_field < 0 && spec->counter.stripes > 1)
+		appendStringInfo(&buf, ", \"stripe\": " UINT64_FORMAT,
+						 (idgen_spec_field(spec, spec->seq_field, id) /
+						  (uint64) spec->counter.segment) % spec->counter.stripes);
 	appendStringInfoChar(&buf, '}');
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
 }

@@ -52,6 +52,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
 #include "storage/shmem.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -78,6 +79,16 @@ typedef struct IdgenNamedSlot
 	int64		node_value;		/* node and constant bits */
 	int32		shard_base;		/* first pool generator, or -1 */
 	char		message[256];	/* why refused; under the registry mutex */
+
+	/*
+	 * Counter layouts: local counter values below counter_reserved are
+	 * durably reserved (published by the keeper only after a durable
+	 * commit); counter_want is the highest a waiting caller needs.  The
+	 * generator's "last" is the next local value to hand out.
+	 */
+	pg_atomic_uint64 counter_reserved;
+	pg_atomic_uint64 counter_want;
+	bool		state_loaded;	/* durable state applied (keeper only) */
 } IdgenNamedSlot;
 
 typedef struct IdgenRegistry
@@ -113,8 +124,23 @@ enum
 	IDGEN_REG_UNIT_MS,
 	IDGEN_REG_CREATED,
 	IDGEN_REG_DROPPED,
+	IDGEN_REG_PREFETCH,
+	IDGEN_REG_REFILL,
+	IDGEN_REG_STRIPES,
+	IDGEN_REG_OWNED,
+	IDGEN_REG_SEGMENT,
 	IDGEN_REG_NCOLUMNS
 };
+
+/* the options of a definition as stored (0 / NULL: default) */
+typedef struct IdgenCounterOptions
+{
+	int32		prefetch;
+	int32		refill;
+	int32		stripes;
+	char	   *owned;
+	int64		segment;
+} IdgenCounterOptions;
 
 /* ---- shared memory ---- */
 
@@ -242,7 +268,8 @@ idgen_slot_set_state(int i, IdgenSlotState state, const char *message)
  * to stop the keeper.
  */
 static bool
-idgen_registry_parse(const char *name, const char *layout_text, IdgenSpec *spec)
+idgen_registry_parse(const char *name, const char *layout_text,
+					 const IdgenCounterOptions *options, IdgenSpec *spec)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	bool		epoch_given;
@@ -252,6 +279,10 @@ idgen_registry_parse(const char *name, const char *layout_text, IdgenSpec *spec)
 	PG_TRY();
 	{
 		idgen_parse_layout(layout_text, spec, &epoch_given, &unit_given);
+		if (spec->time_field < 0)
+			idgen_parse_counter_options(spec, options->prefetch, options->refill,
+										options->stripes, options->owned,
+										options->segment);
 	}
 	PG_CATCH();
 	{
@@ -274,7 +305,8 @@ idgen_registry_parse(const char *name, const char *layout_text, IdgenSpec *spec)
  */
 static void
 idgen_registry_install(const char *name, const char *layout_text,
-					   int64 epoch_unix_ms, int32 unit_ms, bool dropped)
+					   int64 epoch_unix_ms, int32 unit_ms,
+					   const IdgenCounterOptions *options, bool dropped)
 {
 	uint32		i = pg_atomic_read_u32(&registry->nslots);
 	IdgenNamedSlot *slot;
@@ -291,7 +323,7 @@ idgen_registry_install(const char *name, const char *layout_text,
 		return;
 	}
 
-	if (!idgen_registry_parse(name, layout_text, &spec))
+	if (!idgen_registry_parse(name, layout_text, options, &spec))
 		return;
 	idgen_spec_set_clock(&spec, epoch_unix_ms, unit_ms);
 
@@ -324,11 +356,13 @@ idgen_registry_install(const char *name, const char *layout_text,
 		IdgenGenerator *gen = idgen_slot_generator(i, s);
 
 		idgen_generator_init(gen, false);
-		if (registry->floor_unix_ms > 0)
+		if (registry->floor_unix_ms > 0 && spec.time_field >= 0)
 			idgen_raise_floor(gen, &layout,
 							  registry->floor_unix_ms - idgen_epoch_unix_ms);
 	}
 	pg_atomic_init_u32(&slot->state, IDGEN_SLOT_REFUSED);
+	pg_atomic_init_u64(&slot->counter_reserved, 0);
+	pg_atomic_init_u64(&slot->counter_want, 0);
 
 	/* publish the slot, then switch it on */
 	pg_write_barrier();
@@ -337,6 +371,196 @@ idgen_registry_install(const char *name, const char *layout_text,
 		idgen_slot_set_state(i, IDGEN_SLOT_REFUSED, refusal);
 	else
 		idgen_slot_set_state(i, dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
+}
+
+/* Does a stored definition still match slot i's? */
+static bool
+idgen_registry_same(int i, const char *name, const char *layout_text,
+					int64 epoch, int32 unit, const IdgenCounterOptions *options)
+{
+	const IdgenSpec *have = &registry_slots[i].spec;
+	IdgenSpec  *now = palloc(sizeof(IdgenSpec));
+
+	if (!idgen_registry_parse(name, layout_text, options, now))
+		return false;
+	if (strcmp(idgen_spec_text(have), idgen_spec_text(now)) != 0 ||
+		have->epoch_unix_ms != epoch || have->unit_ms != unit)
+		return false;
+	if (have->time_field < 0 &&
+		(have->counter.stripes != now->counter.stripes ||
+		 have->counter.segment != now->counter.segment ||
+		 have->counter.prefetch != now->counter.prefetch ||
+		 have->counter.refill != now->counter.refill ||
+		 have->counter.nowned != now->counter.nowned ||
+		 memcmp(have->counter.owned, now->counter.owned,
+				sizeof(int32) * have->counter.nowned) != 0))
+		return false;
+	return true;
+}
+
+/*
+ * Apply the durable counter reservations of idgen_counter_state (relid) to
+ * the slots installed since the last call: every value below one may have
+ * been handed out before (a restart, a crash, a failover), so such a
+ * counter resumes at its reservation.  Nothing is published: the keeper's
+ * next durable commit does that.  Slots already running are left alone;
+ * their rows are the keeper's own writes.
+ */
+void
+idgen_registry_load_counters(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	HeapTuple	tup;
+
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[2];
+		bool		nulls[2];
+		int			i;
+
+		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
+		if (nulls[0] || nulls[1])
+			continue;
+		i = idgen_registry_find(TextDatumGetCString(values[0]));
+		if (i >= 0 && registry_slots[i].spec.time_field < 0 &&
+			!registry_slots[i].state_loaded)
+			idgen_raise_position(&registry_gens[i].gen,
+								 (uint64) DatumGetInt64(values[1]));
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	for (uint32 i = 0; i < pg_atomic_read_u32(&registry->nslots); i++)
+		registry_slots[i].state_loaded = true;
+}
+
+/*
+ * Plan the counter reservations to extend: a counter whose reservation
+ * has fewer than "refill" values left, or that a caller waits for, gets
+ * "prefetch" more beyond what is used or wanted.  Returns how many; the
+ * plan stays here for idgen_registry_write_counters() and
+ * idgen_registry_publish_counters().
+ */
+static int	counter_plan_n = 0;
+static int *counter_plan_slot = NULL;
+static uint64 *counter_plan_reserved = NULL;
+
+int
+idgen_registry_plan_counters(void)
+{
+	uint32		n = pg_atomic_read_u32(&registry->nslots);
+
+	if (counter_plan_slot == NULL)
+	{
+		counter_plan_slot = MemoryContextAlloc(TopMemoryContext,
+											   sizeof(int) * idgen_max_generators);
+		counter_plan_reserved = MemoryContextAlloc(TopMemoryContext,
+												   sizeof(uint64) * idgen_max_generators);
+	}
+	counter_plan_n = 0;
+	pg_read_barrier();
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[i];
+		IdgenGenerator *gen = &registry_gens[i].gen;
+		uint64		reserved;
+		uint64		want;
+		uint64		next;
+
+		if (slot->spec.time_field >= 0 ||
+			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+			continue;
+		reserved = pg_atomic_read_u64(&slot->counter_reserved);
+		want = pg_atomic_read_u64(&slot->counter_want);
+		SpinLockAcquire(&gen->mutex);
+		next = gen->last;
+		SpinLockRelease(&gen->mutex);
+		if (want > reserved || next >= reserved ||
+			reserved - next < (uint64) slot->spec.counter.refill)
+		{
+			counter_plan_slot[counter_plan_n] = i;
+			/*
+			 * prefetch beyond what is used or wanted, never backwards: after
+			 * a crash the counter resumes at most prefetch above the last
+			 * value handed out
+			 */
+			counter_plan_reserved[counter_plan_n++] =
+				Min(Max(reserved, Max(next, want) + slot->spec.counter.prefetch),
+					(uint64) slot->spec.tick_limit);
+		}
+	}
+	return counter_plan_n;
+}
+
+/*
+ * Write the planned reservations into idgen_counter_state (relid): one row
+ * per counter, replaced.  Caller has begun a transaction and commits it
+ * durably before publishing.
+ */
+void
+idgen_registry_write_counters(Oid relid)
+{
+	Relation	rel = table_open(relid, RowExclusiveLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	TableScanDesc scan;
+	HeapTuple	tup;
+
+	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID || desc->natts != 2 ||
+		TupleDescAttr(desc, 0)->atttypid != TEXTOID ||
+		TupleDescAttr(desc, 1)->atttypid != INT8OID ||
+		rel->rd_rel->relhasindex)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen's table idgen_counter_state in database \"%s\" has been altered",
+						idgen_database)));
+
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[2];
+		bool		nulls[2];
+
+		heap_deform_tuple(tup, desc, values, nulls);
+		if (nulls[0])
+			continue;
+		for (int p = 0; p < counter_plan_n; p++)
+			if (strcmp(registry_slots[counter_plan_slot[p]].name,
+					   TextDatumGetCString(values[0])) == 0)
+			{
+				simple_heap_delete(rel, &tup->t_self);
+				break;
+			}
+	}
+	table_endscan(scan);
+
+	for (int p = 0; p < counter_plan_n; p++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = CStringGetTextDatum(registry_slots[counter_plan_slot[p]].name);
+		values[1] = Int64GetDatum((int64) counter_plan_reserved[p]);
+		simple_heap_insert(rel, heap_form_tuple(desc, values, nulls));
+	}
+	table_close(rel, RowExclusiveLock);
+}
+
+/* The planned reservations are durable: hand them to the callers. */
+void
+idgen_registry_publish_counters(void)
+{
+	for (int p = 0; p < counter_plan_n; p++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[counter_plan_slot[p]];
+		uint64		old = pg_atomic_read_u64(&slot->counter_reserved);
+
+		while (old < counter_plan_reserved[p] &&
+			   !pg_atomic_compare_exchange_u64(&slot->counter_reserved, &old,
+											   counter_plan_reserved[p]))
+			;
+	}
+	counter_plan_n = 0;
 }
 
 /*
@@ -359,7 +583,12 @@ idgen_registry_load(Oid relid)
 		TupleDescAttr(desc, IDGEN_REG_LAYOUT)->atttypid != TEXTOID ||
 		TupleDescAttr(desc, IDGEN_REG_EPOCH)->atttypid != TIMESTAMPTZOID ||
 		TupleDescAttr(desc, IDGEN_REG_UNIT_MS)->atttypid != INT4OID ||
-		TupleDescAttr(desc, IDGEN_REG_DROPPED)->atttypid != TIMESTAMPTZOID)
+		TupleDescAttr(desc, IDGEN_REG_DROPPED)->atttypid != TIMESTAMPTZOID ||
+		TupleDescAttr(desc, IDGEN_REG_PREFETCH)->atttypid != INT4OID ||
+		TupleDescAttr(desc, IDGEN_REG_REFILL)->atttypid != INT4OID ||
+		TupleDescAttr(desc, IDGEN_REG_STRIPES)->atttypid != INT4OID ||
+		TupleDescAttr(desc, IDGEN_REG_OWNED)->atttypid != TEXTOID ||
+		TupleDescAttr(desc, IDGEN_REG_SEGMENT)->atttypid != INT8OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen's table idgen_generator in database \"%s\" has been altered",
@@ -376,8 +605,14 @@ idgen_registry_load(Oid relid)
 		int32		unit;
 		bool		dropped;
 		int			i;
+		IdgenCounterOptions options;
 
 		heap_deform_tuple(tup, desc, values, nulls);
+		options.prefetch = nulls[IDGEN_REG_PREFETCH] ? 0 : DatumGetInt32(values[IDGEN_REG_PREFETCH]);
+		options.refill = nulls[IDGEN_REG_REFILL] ? 0 : DatumGetInt32(values[IDGEN_REG_REFILL]);
+		options.stripes = nulls[IDGEN_REG_STRIPES] ? 0 : DatumGetInt32(values[IDGEN_REG_STRIPES]);
+		options.owned = nulls[IDGEN_REG_OWNED] ? NULL : TextDatumGetCString(values[IDGEN_REG_OWNED]);
+		options.segment = nulls[IDGEN_REG_SEGMENT] ? 0 : DatumGetInt64(values[IDGEN_REG_SEGMENT]);
 		if (nulls[IDGEN_REG_NAME] || nulls[IDGEN_REG_LAYOUT] ||
 			nulls[IDGEN_REG_EPOCH] || nulls[IDGEN_REG_UNIT_MS])
 			continue;
@@ -393,14 +628,12 @@ idgen_registry_load(Oid relid)
 		if (i < 0)
 		{
 			if (!dropped)
-				idgen_registry_install(name, layout_text, epoch, unit, false);
+				idgen_registry_install(name, layout_text, epoch, unit, &options, false);
 			continue;
 		}
 		if (pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_REFUSED)
 			continue;
-		if (strcmp(idgen_spec_text(&registry_slots[i].spec), layout_text) != 0 ||
-			registry_slots[i].spec.epoch_unix_ms != epoch ||
-			registry_slots[i].spec.unit_ms != unit)
+		if (!idgen_registry_same(i, name, layout_text, epoch, unit, &options))
 			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 								 "its definition in idgen_generator changed after IDs were issued under it");
 		else if (dropped != (pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED))
@@ -517,6 +750,7 @@ typedef struct IdgenNamedCache
 	int			shard_shift;
 	int32		max_shard;
 	uint64		random_mask;	/* in place; 0 if none */
+	bool		counter;		/* a counter layout (no time field) */
 } IdgenNamedCache;
 
 static IdgenNamedCache *
@@ -544,7 +778,8 @@ idgen_named_cache(FunctionCallInfo fcinfo, text *name, bool allow_dropped)
 	spec = &registry_slots[cache->slot].spec;
 	idgen_slot_layout(cache->slot, &cache->layout);
 	cache->fixed = registry_slots[cache->slot].node_value;
-	cache->time_shift = spec->fields[spec->time_field].shift;
+	cache->counter = spec->time_field < 0;
+	cache->time_shift = cache->counter ? 0 : spec->fields[spec->time_field].shift;
 	cache->seq_shift = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].shift;
 	cache->shard_field = spec->shard_field;
 	cache->shard_shift = spec->shard_field < 0 ? 0 : spec->fields[spec->shard_field].shift;
@@ -603,6 +838,95 @@ idgen_named_compose(IdgenNamedCache *cache, uint64 position, int32 shard)
 	return (int64) id;
 }
 
+/*
+ * Hand out "count" consecutive local counter values of a counter
+ * generator; returns the first.  Under the generator's lock only a few
+ * comparisons: waits for the keeper (bounded, then 55000) and the error
+ * for an exhausted counter (22003) happen outside it.
+ */
+static uint64
+idgen_issue_counter(IdgenNamedCache *cache, uint64 count)
+{
+	IdgenNamedSlot *slot = &registry_slots[cache->slot];
+	IdgenGenerator *gen = &registry_gens[cache->slot].gen;
+	int64		deadline = 0;
+	bool		waited = false;
+	static uint32 wait_event = 0;
+
+	for (;;)
+	{
+		uint64		reserved = pg_atomic_read_u64(&slot->counter_reserved);
+		uint64		first;
+		uint64		need;
+
+		SpinLockAcquire(&gen->mutex);
+		if (unlikely(!gen->owned))
+		{
+			SpinLockRelease(&gen->mutex);
+			idgen_report_slot(cache->slot);
+		}
+		first = gen->last;
+		need = first + count;
+		if (likely(need <= reserved && need <= (uint64) slot->spec.tick_limit))
+		{
+			gen->last = need;
+			gen->issued += count;
+			if (unlikely(waited))
+				gen->waits++;
+			SpinLockRelease(&gen->mutex);
+			return first;
+		}
+		SpinLockRelease(&gen->mutex);
+
+		if (need > (uint64) slot->spec.tick_limit)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("counter generator \"%s\" is exhausted", slot->name),
+					 errdetail("Its %d-bit seq field holds no further value of this server's stripes.",
+							   slot->spec.fields[slot->spec.seq_field].bits),
+					 errhint("Define a generator with a wider seq field under a new name.")));
+
+		/* outran the reservation: ask the keeper, wait, fail closed */
+		idgen_refuse_in_recovery("idgen_next");
+		if (deadline == 0)
+			deadline = idgen_reservation_deadline();
+		{
+			uint64		want = pg_atomic_read_u64(&slot->counter_want);
+			Latch	   *latch = idgen_keeper_latch();
+			int64		remaining = deadline - idgen_clock_monotonic_ms();
+
+			while (want < need &&
+				   !pg_atomic_compare_exchange_u64(&slot->counter_want, &want, need))
+				;
+			if (remaining <= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("no durable reservation is available for counter generator \"%s\"",
+								slot->name),
+						 errdetail("The idgen keeper has not extended it; idgen_status() says why."),
+						 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
+			if (latch != NULL)
+				SetLatch(latch);
+			waited = true;
+			CHECK_FOR_INTERRUPTS();
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 Min(remaining, 1),
+							 idgen_wait_event("IdgenReservation", &wait_event));
+			ResetLatch(MyLatch);
+		}
+	}
+}
+
+/* The ID of local counter value c. */
+static inline int64
+idgen_counter_compose(IdgenNamedCache *cache, uint64 c)
+{
+	const IdgenSpec *spec = &registry_slots[cache->slot].spec;
+
+	return (int64) ((idgen_counter_value(&spec->counter, c) << cache->seq_shift) |
+					(uint64) cache->fixed);
+}
+
 static text *
 idgen_name_argument(FunctionCallInfo fcinfo)
 {
@@ -628,8 +952,39 @@ idgen_next(PG_FUNCTION_ARGS)
 	idgen_registry_require("idgen_next");
 	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
 	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 1);
+	if (cache->counter)
+		PG_RETURN_INT64(idgen_counter_compose(cache, idgen_issue_counter(cache, 1)));
 	position = idgen_issue(idgen_slot_generator(cache->slot, shard), &cache->layout);
 	PG_RETURN_INT64(idgen_named_compose(cache, position, shard));
+}
+
+/*
+ * idgen_next_int(name): the next ID of a counter generator narrow enough
+ * for integer (a 31-bit layout such as "seq:31"), as integer.  22003
+ * rather than overflow.
+ */
+PG_FUNCTION_INFO_V1(idgen_next_int);
+Datum
+idgen_next_int(PG_FUNCTION_ARGS)
+{
+	IdgenNamedCache *cache;
+	int64		id;
+
+	idgen_registry_require("idgen_next_int");
+	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
+	if (!cache->counter)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("generator \"%s\" is not a counter generator", cache->layout.name),
+				 errhint("idgen_next_int() is for counter layouts of at most 31 bits, such as \"seq:31\"; use idgen_next().")));
+	id = idgen_counter_compose(cache, idgen_issue_counter(cache, 1));
+	if (id > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("ID of generator \"%s\" is out of range for type integer",
+						cache->layout.name),
+				 errhint("Use idgen_next() and bigint, or a layout of at most 31 bits.")));
+	PG_RETURN_INT32((int32) id);
 }
 
 /*
@@ -650,10 +1005,19 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 	n = idgen_check_batch_size(fcinfo, 1);
 	shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
 	ids = palloc(sizeof(Datum) * n);
-	position = idgen_issue_batch(idgen_slot_generator(cache->slot, shard),
-								 &cache->layout, n);
-	for (int i = 0; i < n; i++, position++)
-		ids[i] = Int64GetDatum(idgen_named_compose(cache, position, shard));
+	if (cache->counter)
+	{
+		position = idgen_issue_counter(cache, n);
+		for (int i = 0; i < n; i++, position++)
+			ids[i] = Int64GetDatum(idgen_counter_compose(cache, position));
+	}
+	else
+	{
+		position = idgen_issue_batch(idgen_slot_generator(cache->slot, shard),
+									 &cache->layout, n);
+		for (int i = 0; i < n; i++, position++)
+			ids[i] = Int64GetDatum(idgen_named_compose(cache, position, shard));
+	}
 	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
@@ -670,6 +1034,21 @@ idgen_named_spec(FunctionCallInfo fcinfo, const char *funcname)
 	return &registry_slots[cache->slot].spec;
 }
 
+/* The spec of a named generator with a time field (22023 otherwise). */
+static const IdgenSpec *
+idgen_named_time_spec(FunctionCallInfo fcinfo, const char *funcname)
+{
+	const IdgenSpec *spec = idgen_named_spec(fcinfo, funcname);
+
+	if (spec->time_field < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("generator \"%s\" has no time field",
+						((IdgenNamedCache *) fcinfo->flinfo->fn_extra)->layout.name),
+				 errdetail("It is a counter generator.")));
+	return spec;
+}
+
 static void
 idgen_check_id(int64 id)
 {
@@ -684,7 +1063,7 @@ PG_FUNCTION_INFO_V1(idgen_time);
 Datum
 idgen_time(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_named_spec(fcinfo, "idgen_time");
+	const IdgenSpec *spec = idgen_named_time_spec(fcinfo, "idgen_time");
 	int64		id = PG_GETARG_INT64(1);
 
 	idgen_check_id(id);
@@ -747,7 +1126,7 @@ PG_FUNCTION_INFO_V1(idgen_from_time);
 Datum
 idgen_from_time(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_named_spec(fcinfo, "idgen_from_time");
+	const IdgenSpec *spec = idgen_named_time_spec(fcinfo, "idgen_from_time");
 	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
 	int64		tick = idgen_spec_tick(spec, PG_GETARG_TIMESTAMPTZ(1));
 	int32		shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
@@ -808,6 +1187,12 @@ idgen_from_parts(PG_FUNCTION_ARGS)
 				field = &spec->fields[f];
 				break;
 			}
+		if (field == NULL && strcmp(key, "stripe") == 0 && spec->time_field < 0)
+		{
+			/* decode's extra key: implied by seq, so skipped here */
+			(void) JsonbIteratorNext(&it, &v, true);
+			continue;
+		}
 		if (field == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -853,7 +1238,7 @@ idgen_from_parts(PG_FUNCTION_ARGS)
 			id |= idgen_field_value(field, value);
 		}
 	}
-	if (!have_time)
+	if (!have_time && spec->time_field >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("parts need a \"time\" field")));
@@ -990,9 +1375,16 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	bool		fits;
 	char	   *table;
 	char	   *canonical;
-	Oid			argtypes[4] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID};
-	Datum		values[4];
+	Oid			argtypes[9] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID,
+	INT4OID, INT4OID, INT4OID, TEXTOID, INT8OID};
+	Datum		values[9];
+	char		nulls[10] = "         ";
 	int			ret;
+	int32		prefetch = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4);
+	int32		refill = PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5);
+	int32		stripes = PG_ARGISNULL(6) ? 0 : PG_GETARG_INT32(6);
+	char	   *owned = PG_ARGISNULL(7) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(7));
+	int64		segment = PG_ARGISNULL(8) ? 0 : PG_GETARG_INT64(8);
 
 	idgen_require_superuser("idgen_create_generator");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
@@ -1012,13 +1404,21 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(3))
 		unit = idgen_interval_to_unit_ms(PG_GETARG_INTERVAL_P(3));
 	idgen_spec_set_clock(&spec, epoch, unit);
+	if ((!PG_ARGISNULL(4) && prefetch == 0) || (!PG_ARGISNULL(6) && stripes == 0) ||
+		(!PG_ARGISNULL(8) && segment == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid counter options"),
+				 errdetail("\"prefetch\", \"stripes\" and \"segment\" are at least 1.")));
+	idgen_parse_counter_options(&spec, prefetch, refill, stripes, owned, segment);
 
 	if (epoch > idgen_clock_unix_ms())
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("the epoch of generator \"%s\" is in the future", name),
 				 errdetail("IDs count ticks since the epoch.")));
-	if (idgen_floor_div(idgen_clock_unix_ms() - epoch, unit) >= spec.tick_limit)
+	if (spec.time_field >= 0 &&
+		idgen_floor_div(idgen_clock_unix_ms() - epoch, unit) >= spec.tick_limit)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("the time field of generator \"%s\" has run out already", name),
@@ -1045,14 +1445,29 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	/* a name is never reused for another definition; re-creating un-drops */
+	/* the row as it would be stored */
 	values[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args(psprintf("SELECT layout = $2 AND epoch = $3 AND unit_ms = $4, dropped IS NOT NULL FROM %s WHERE name = $1 FOR UPDATE", table),
-								4, argtypes,
-								(Datum[]) {values[0], CStringGetTextDatum(canonical),
-									TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(epoch)),
-								Int32GetDatum(unit)},
-								NULL, false, 0);
+	values[1] = CStringGetTextDatum(canonical);
+	values[2] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(epoch));
+	values[3] = Int32GetDatum(unit);
+	if (spec.time_field < 0)
+	{
+		values[4] = Int32GetDatum(spec.counter.prefetch);
+		values[5] = Int32GetDatum(spec.counter.refill);
+		values[6] = Int32GetDatum(spec.counter.stripes);
+		values[7] = CStringGetTextDatum(idgen_counter_options_text(&spec));
+		values[8] = Int64GetDatum(spec.counter.segment);
+	}
+	else
+		memset(nulls + 4, 'n', 5);
+
+	/* a name is never reused for another definition; re-creating un-drops */
+	ret = SPI_execute_with_args(psprintf("SELECT layout = $2 AND epoch = $3 AND unit_ms = $4"
+										 " AND prefetch IS NOT DISTINCT FROM $5 AND refill IS NOT DISTINCT FROM $6"
+										 " AND stripes IS NOT DISTINCT FROM $7 AND owned IS NOT DISTINCT FROM $8"
+										 " AND segment IS NOT DISTINCT FROM $9,"
+										 " dropped IS NOT NULL FROM %s WHERE name = $1 FOR UPDATE", table),
+								9, argtypes, values, nulls, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read idgen_generator");
 	if (SPI_processed > 0)
@@ -1064,7 +1479,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		if (!same)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("generator \"%s\" was defined before with another layout, epoch or unit", name),
+					 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
 					 errdetail("A name is never reused for another definition, dropped or not: its IDs may still exist."),
 					 errhint("Choose another name.")));
 		if (!dropped)
@@ -1076,15 +1491,9 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 			elog(ERROR, "could not update idgen_generator");
 		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE);
 	}
-	else
-	{
-		values[1] = CStringGetTextDatum(canonical);
-		values[2] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(epoch));
-		values[3] = Int32GetDatum(unit);
-		if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms) VALUES ($1, $2, $3, $4)", table),
-								  4, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not insert into idgen_generator");
-	}
+	else if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", table),
+								   9, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into idgen_generator");
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -1160,8 +1569,8 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 	{
 		IdgenNamedSlot *slot = &registry_slots[i];
 		const IdgenSpec *spec = &slot->spec;
-		Datum		values[12];
-		bool		nulls[12] = {0};
+		Datum		values[18];
+		bool		nulls[18] = {0};
 		uint32		state = pg_atomic_read_u32(&slot->state);
 		uint64		issued = 0;
 		uint64		borrowed = 0;
@@ -1206,6 +1615,23 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 		else
 			nulls[9] = nulls[10] = true;
 		values[11] = Int32GetDatum(idgen_slot_ngenerators(i));
+		if (spec->time_field < 0)
+		{
+			/* counters: "last" is the next local value, issued counts them */
+			nulls[9] = nulls[10] = true;
+			if (last > 0)
+				values[12] = Int64GetDatum((int64) idgen_counter_value(&spec->counter, last - 1));
+			else
+				nulls[12] = true;
+			values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->counter_reserved));
+			values[14] = Int32GetDatum(spec->counter.prefetch);
+			values[15] = Int32GetDatum(spec->counter.refill);
+			values[16] = Int32GetDatum(spec->counter.stripes);
+			values[17] = CStringGetTextDatum(idgen_counter_options_text(spec));
+		}
+		else
+			for (int c = 12; c < 18; c++)
+				nulls[c] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

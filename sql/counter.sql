@@ -1,0 +1,89 @@
+--
+-- Counter generators: layouts without a time field.  Clock-free, dense,
+-- striped; properties and exact SQLSTATEs only.
+--
+\set SHOW_CONTEXT never
+\c postgres
+\set SHOW_CONTEXT never
+-- seed 000: 1 | 7-bit zone (constant 3) | 16-bit worker (the node id) | 40-bit counter
+SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40');
+-- Flickr's ticket servers: this one hands out the odd ones
+SELECT idgen_create_generator('odd', 'seq:31', stripes => 2, owned => '1');
+-- seed 004: 4 stripes of 100-value segments, this server owns 0 and 2
+SELECT idgen_create_generator('balanced', 'seq:31', stripes => 4, owned => '0, 2',
+                              segment => 100, prefetch => 50, refill => 10);
+SELECT idgen_create_generator('tiny', 'seq:10', prefetch => 100);
+SELECT name, layout, prefetch, refill, stripes, owned, segment
+  FROM idgen_generator WHERE layout !~ 'time' ORDER BY name;
+
+-- bad counter definitions: 22023
+SELECT idgen_create_generator('x', 'tsid', stripes => 2);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('x', 'seq:31', stripes => 2, owned => '2');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('x', 'seq:31', prefetch => 10, refill => 10);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('x', 'seq:31', stripes => 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('x', 'node:10 random:20');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('x', 'node:10 seq:53');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('x', 'seq:31', stripes => 2, owned => '');
+\echo :LAST_ERROR_SQLSTATE
+
+\c contrib_regression
+\set SHOW_CONTEXT never
+-- seed 000: dense from 0 while the server runs, zone and worker in place
+SELECT count(*) AS ids, count(DISTINCT id) = count(*) AS all_distinct,
+       bool_and(id > prev) AS strictly_increasing,
+       max(seq) - min(seq) + 1 = count(*) AS dense,
+       bool_and(zone = 3 AND worker = 37) AS zone_and_worker
+  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev,
+               (idgen_decode('tickets', id) ->> 'seq')::bigint AS seq,
+               (idgen_decode('tickets', id) ->> 'zone')::int AS zone,
+               (idgen_decode('tickets', id) ->> 'worker')::int AS worker
+          FROM (SELECT n, idgen_next('tickets') AS id FROM generate_series(1, 20000) n) g) s;
+
+-- Flickr: odd values only, each the previous plus 2; as integer
+SELECT pg_typeof(idgen_next_int('odd')) AS type;
+SELECT bool_and(id % 2 = 1) AS all_odd, bool_and(id = prev + 2) AS step_2,
+       bool_and((idgen_decode('odd', id) ->> 'stripe')::int = 1) AS stripe_1
+  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev
+          FROM (SELECT n, idgen_next_int('odd') AS id FROM generate_series(1, 5000) n) g) s
+ WHERE prev IS NOT NULL;
+
+-- seed 004: whole segments of stripes 0 and 2, in increasing order
+SELECT count(*) AS ids, bool_and(id > prev) AS strictly_increasing,
+       array_agg(DISTINCT (id / 100) % 4) AS stripes_used,
+       bool_and((idgen_decode('balanced', id) ->> 'stripe')::int = (id / 100) % 4) AS decode_says_stripe,
+       count(DISTINCT id / 100) AS segments
+  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev
+          FROM (SELECT n, idgen_next('balanced') AS id FROM generate_series(1, 1000) n) g) s
+ WHERE prev IS NOT NULL OR true;
+
+-- batches take consecutive counter values
+SELECT cardinality(b) AS n, b[5000] - b[1] = 4999 AS consecutive
+  FROM (SELECT idgen_next_batch('tickets', 5000) AS b) s;
+
+-- exhaustion: a 10-bit counter holds 1,024 values, then 22003
+SELECT count(idgen_next('tiny')) AS all_of_them FROM generate_series(1, 1024);
+SELECT idgen_next('tiny');
+\echo :LAST_ERROR_SQLSTATE
+-- integer only where it fits; no time functions on a counter
+SELECT idgen_next_int('tickets');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_next_int('legacy');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_time('tickets', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_from_time('tickets', now());
+\echo :LAST_ERROR_SQLSTATE
+-- parts round trip (the decoded stripe is implied by seq)
+SELECT bool_and(idgen_from_parts('balanced', idgen_decode('balanced', id)) = id) AS round_trip
+  FROM (SELECT idgen_next('balanced') AS id FROM generate_series(1, 100)) s;
+
+-- the view: value, reservation (local count), options
+SELECT name, counter_value IS NOT NULL AS has_value,
+       counter_reserved >= issued AS reserved_ahead, prefetch, refill, stripes, owned
+  FROM idgen_generators WHERE counter_reserved IS NOT NULL ORDER BY name;

@@ -1,0 +1,203 @@
+/*-------------------------------------------------------------------------
+ *
+ * counter.c
+ *	  Counter generators: clock-free, durable, striped across servers.
+ *
+ * A named layout without a time field is a counter generator (seeds 000,
+ * 001, 004).  Its seq field is a counter that never repeats and never
+ * depends on the clock.  The server draws local counter values c = 0, 1,
+ * 2, ... and maps each to a value of the seq field:
+ *
+ *		the value space is cut into segments of S values; segment g covers
+ *		[g*S, (g+1)*S) and belongs to stripe g mod N; this server owns the
+ *		stripes o_0 < o_1 < ... < o_{m-1} and hands out whole segments of
+ *		them in increasing order:
+ *
+ *		k = c / S (the server's k-th segment), g = (k / m) * N + o_{k mod m}
+ *		value(c) = g * S + c mod S
+ *
+ * value() is strictly increasing in c, so a server's IDs increase; servers
+ * with disjoint stripes never share a value; and servers under equal load
+ * stay within a few segments of each other.  N = 1 (the default) is a plain
+ * counter; S = 1, N = 2 is Flickr's pair of odd and even ticket servers.
+ *
+ * Durability: the keeper reserves counter values ahead, "prefetch" at a
+ * time, when fewer than "refill" remain (seed 000: 1,000 and 500), in the
+ * table idgen_counter_state of idgen.database, with the same durable
+ * commit as the time reservation.  A value is handed out only below the
+ * published reservation; after a crash, restart or failover the counter
+ * resumes at the durable reservation, skipping at most one reservation.
+ *
+ * IDENTIFICATION
+ *	  src/counter.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "lib/stringinfo.h"
+
+#include "idgen.h"
+
+#define IDGEN_DEFAULT_PREFETCH	1000
+#define IDGEN_MAX_PREFETCH		10000000
+
+static void
+idgen_counter_error(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid counter options"),
+			 errdetail("%s", detail)));
+}
+
+/* Parse "0-3, 5" into a sorted list of stripes below N. */
+static void
+idgen_parse_owned(const char *text, IdgenCounterSpec *counter)
+{
+	bool		owned[IDGEN_MAX_STRIPES] = {0};
+	const char *p = text;
+
+	for (;;)
+	{
+		long		lo;
+		long		hi;
+		char	   *end;
+
+		while (isspace((unsigned char) *p))
+			p++;
+		if (*p == '\0')
+			break;
+		if (!isdigit((unsigned char) *p))
+			idgen_counter_error("\"owned\" lists stripes or ranges separated by commas, such as \"0-3, 5\".");
+		lo = hi = strtol(p, &end, 10);
+		p = end;
+		while (isspace((unsigned char) *p))
+			p++;
+		if (*p == '-')
+		{
+			p++;
+			while (isspace((unsigned char) *p))
+				p++;
+			if (!isdigit((unsigned char) *p))
+				idgen_counter_error("A range of stripes needs two numbers, such as \"0-3\".");
+			hi = strtol(p, &end, 10);
+			p = end;
+		}
+		if (lo > hi || hi >= counter->stripes)
+			idgen_counter_error(psprintf("Owned stripes range from 0 to %d (\"stripes\" is %d).",
+										 counter->stripes - 1, counter->stripes));
+		for (long s = lo; s <= hi; s++)
+			owned[s] = true;
+		while (isspace((unsigned char) *p))
+			p++;
+		if (*p == ',')
+			p++;
+		else if (*p != '\0')
+			idgen_counter_error("\"owned\" lists stripes or ranges separated by commas, such as \"0-3, 5\".");
+	}
+	counter->nowned = 0;
+	for (int s = 0; s < counter->stripes; s++)
+		if (owned[s])
+			counter->owned[counter->nowned++] = s;
+	if (counter->nowned == 0)
+		idgen_counter_error("A server must own at least one stripe.");
+}
+
+/*
+ * Set the counter options of a parsed layout; NULL-like arguments (0,
+ * NULL) take the defaults.  Time layouts take none (22023).
+ */
+void
+idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch, int32 refill,
+							int32 stripes, const char *owned, int64 segment)
+{
+	IdgenCounterSpec *counter = &spec->counter;
+	int			seq_bits;
+
+	if (spec->time_field >= 0)
+	{
+		if (prefetch || refill || stripes || owned || segment)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("prefetch, refill, stripes, owned and segment apply only to counter layouts"),
+					 errdetail("A counter layout is one without a time field.")));
+		return;
+	}
+	seq_bits = spec->fields[spec->seq_field].bits;
+
+	counter->prefetch = prefetch ? prefetch : IDGEN_DEFAULT_PREFETCH;
+	if (counter->prefetch < 1 || counter->prefetch > IDGEN_MAX_PREFETCH)
+		idgen_counter_error(psprintf("\"prefetch\" is from 1 to %d.", IDGEN_MAX_PREFETCH));
+	counter->refill = refill ? refill : counter->prefetch / 2;
+	if (counter->refill < 0 || counter->refill >= counter->prefetch)
+		idgen_counter_error("\"refill\" is at least 0 and below \"prefetch\".");
+	counter->stripes = stripes ? stripes : 1;
+	if (counter->stripes < 1 || counter->stripes > IDGEN_MAX_STRIPES)
+		idgen_counter_error(psprintf("\"stripes\" is from 1 to %d.", IDGEN_MAX_STRIPES));
+	counter->segment = segment ? segment : 1;
+	if (counter->segment < 1 ||
+		(seq_bits < 63 && counter->segment > (INT64CONST(1) << seq_bits) / counter->stripes))
+		idgen_counter_error("\"segment\" must be at least 1, and \"stripes\" segments must fit the seq field.");
+	if (owned != NULL)
+		idgen_parse_owned(owned, counter);
+	else
+	{
+		counter->nowned = counter->stripes;
+		for (int s = 0; s < counter->stripes; s++)
+			counter->owned[s] = s;
+	}
+	/* the last local value whose seq value fits */
+	spec->tick_limit = 0;
+	{
+		uint64		limit = UINT64CONST(1) << seq_bits;
+		uint64		lo = 0;
+		uint64		hi = limit;
+
+		/* binary search for the first c with value(c) >= limit */
+		while (lo < hi)
+		{
+			uint64		mid = lo + (hi - lo) / 2;
+
+			if (idgen_counter_value(counter, mid) >= limit)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		spec->tick_limit = (int64) lo;
+	}
+}
+
+/* The options as text, for the registry and the view. */
+char *
+idgen_counter_options_text(const IdgenSpec *spec)
+{
+	const IdgenCounterSpec *counter = &spec->counter;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < counter->nowned; i++)
+	{
+		int			lo = counter->owned[i];
+
+		while (i + 1 < counter->nowned && counter->owned[i + 1] == counter->owned[i] + 1)
+			i++;
+		appendStringInfo(&buf, "%s%d", buf.len > 0 ? "," : "", lo);
+		if (counter->owned[i] != lo)
+			appendStringInfo(&buf, "-%d", counter->owned[i]);
+	}
+	return buf.data;
+}
+
+/* The seq value of the c-th local counter value (see the header). */
+uint64
+idgen_counter_value(const IdgenCounterSpec *counter, uint64 c)
+{
+	uint64		k = c / (uint64) counter->segment;
+	uint64		g = (k / counter->nowned) * counter->stripes +
+		counter->owned[k % counter->nowned];
+
+	return g * (uint64) counter->segment + c % (uint64) counter->segment;
+}

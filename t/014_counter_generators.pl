@@ -1,0 +1,177 @@
+# Counter generators: clock-free, durable, striped.  Two servers own the
+# two stripes of one counter and insert concurrently into tables that a
+# third server merges by logical replication: zero collisions, and after
+# equal load their highest IDs are within a few segments.  After an
+# immediate stop, a killed backend and a failover to a synchronous
+# standby, the counter resumes above every value handed out, skipping at
+# most one reservation.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $segment = 100;
+my $ddl = q{CREATE TABLE tickets (id bigint PRIMARY KEY DEFAULT idgen_next('tickets'), origin int NOT NULL)};
+
+my @servers;
+for my $n (1 .. 2)
+{
+	my $node = PostgreSQL::Test::Cluster->new("stripe$n");
+	$node->init(allows_streaming => 'logical');
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'idgen'\nidgen.node_id = $n\nmax_connections = 20\nrestart_after_crash = on\n");
+	$node->start;
+	wait_for_keeper($node);
+	my $owned = $n - 1;
+	$node->safe_psql('postgres', qq{
+		SELECT idgen_create_generator('tickets', 'seq:31', stripes => 2, owned => '$owned',
+		                              segment => $segment);
+		$ddl;
+		CREATE PUBLICATION tickets_pub FOR TABLE tickets;});
+	push @servers, $node;
+}
+
+my $merge = PostgreSQL::Test::Cluster->new('merge');
+$merge->init;
+$merge->append_conf('postgresql.conf', "max_worker_processes = 16\nmax_logical_replication_workers = 8\n");
+$merge->start;
+$merge->safe_psql('postgres',
+	'CREATE TABLE tickets (id bigint PRIMARY KEY, origin int NOT NULL)');
+for my $n (1 .. 2)
+{
+	my $connstr = $servers[ $n - 1 ]->connstr . ' dbname=postgres';
+	$merge->safe_psql('postgres',
+		"CREATE SUBSCRIPTION tickets_sub$n CONNECTION '$connstr' PUBLICATION tickets_pub");
+}
+$merge->wait_for_subscription_sync;
+
+# equal load: 2 clients x 2,500 transactions x 4 rows on each server, at once
+my @runs;
+for my $n (1 .. 2)
+{
+	my $script = $servers[ $n - 1 ]->basedir . '/insert.sql';
+	append_to_file($script,
+		"INSERT INTO tickets (origin) SELECT $n FROM generate_series(1, 4);\n");
+	my $out = '';
+	push @runs, [ \$out, IPC::Run::start(
+		[ 'pgbench', '-n', '-c', '2', '-j', '1', '-t', '2500', '-f', $script,
+		  $servers[ $n - 1 ]->connstr('postgres') ],
+		'>', \$out, '2>', \$out, IPC::Run::timeout(300)) ];
+}
+for my $run (@runs)
+{
+	my ($out, $h) = @$run;
+	$h->finish;
+	like($$out, qr/number of failed transactions: 0 /, 'pgbench ran without failures');
+}
+$servers[ $_ - 1 ]->wait_for_catchup("tickets_sub$_") for 1 .. 2;
+
+is($merge->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM tickets'),
+	'40000|40000', 'the merged table has all 40,000 rows of both servers: zero collisions');
+is($merge->safe_psql('postgres', qq{
+	SELECT bool_and((id / $segment) % 2 = origin - 1) FROM tickets}),
+	't', 'every ID lies in a segment of its server\'s stripe');
+my ($max1, $max2) = split /\|/, $merge->safe_psql('postgres',
+	'SELECT max(id) FILTER (WHERE origin = 1), max(id) FILTER (WHERE origin = 2) FROM tickets');
+my $apart = abs($max1 - $max2) / $segment;
+cmp_ok($apart, '<=', 2,
+	"balanced: after equal load the servers' highest IDs are $apart segments apart");
+is($merge->safe_psql('postgres', q{
+	SELECT min(id) FROM tickets}),
+	'0', 'IDs start at 0');
+
+# --- durability on server 1 -------------------------------------------------
+my $a = $servers[0];
+$a->safe_psql('postgres', q{
+	SELECT idgen_create_generator('seq', 'zone:7=3 worker:16 seq:40');
+	CREATE TABLE c (round int, id bigint);});
+
+# 2,000,000 values from one statement
+$a->safe_psql('postgres', q{INSERT INTO c SELECT 1, idgen_next('seq') FROM generate_series(1, 2000000)});
+is($a->safe_psql('postgres', q{
+	SELECT count(*), count(DISTINCT id),
+	       max(id) - min(id) + 1 = count(*)
+	  FROM c}),
+	'2000000|2000000|t', '2,000,000 values from one statement: distinct and dense');
+
+my $rounds = 1;
+sub resumes_above
+{
+	my ($node, $what) = @_;
+	$rounds++;
+	$node->safe_psql('postgres',
+		"INSERT INTO c SELECT $rounds, idgen_next('seq') FROM generate_series(1, 1000)");
+	# compare the counter (seq) values: a promoted standby's IDs carry
+	# another worker; one reservation is prefetch (1,000) values, and one
+	# more value may have been taken by a check
+	is($node->safe_psql('postgres', qq{
+		SELECT min(seq) FILTER (WHERE round = $rounds) > max(seq) FILTER (WHERE round < $rounds),
+		       min(seq) FILTER (WHERE round = $rounds) - max(seq) FILTER (WHERE round < $rounds) <= 1002,
+		       count(*) = count(DISTINCT seq)
+		  FROM (SELECT round, (idgen_decode('seq', id) ->> 'seq')::bigint AS seq FROM c) s}),
+		't|t|t', "$what: the counter resumes above every value handed out, skipping at most one reservation");
+}
+
+$a->stop('immediate');
+$a->start;
+wait_for_keeper($a);
+resumes_above($a, 'immediate stop');
+
+# a killed backend: the postmaster resets shared memory
+my ($bg_out, $bg_err) = ('', '');
+my $bg = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $a->connstr('postgres'), '-c', 'SELECT pg_sleep(60)' ],
+	'>', \$bg_out, '2>', \$bg_err, IPC::Run::timeout(120));
+ok($a->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'"),
+	'a backend to kill is running');
+my $victim = $a->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'");
+kill 'KILL', $victim;
+eval { $bg->finish };
+# the crash restart drops connections that are being opened: retry them
+my $ready = 0;
+for (1 .. 180)
+{
+	my $out = eval {
+		$a->safe_psql('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()");
+	} // '';
+	if ($out eq 't') { $ready = 1; last; }
+	sleep 1;
+}
+ok($ready, 'after the crash restart the keeper is ready');
+resumes_above($a, 'killed backend');
+
+# a synchronous standby, promoted after the primary's immediate stop
+$a->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('stripe1_standby');
+$standby->init_from_backup($a, 'b', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "idgen.node_id = 3\n");
+$standby->start;
+$a->append_conf('postgresql.conf', "synchronous_standby_names = 'stripe1_standby'\n");
+$a->reload;
+ok($a->poll_query_until('postgres',
+		"SELECT sync_state = 'sync' FROM pg_stat_replication WHERE application_name = 'stripe1_standby'"),
+	'the standby is synchronous');
+$rounds++;
+$a->safe_psql('postgres',
+	"INSERT INTO c SELECT $rounds, idgen_next('seq') FROM generate_series(1, 5000)");
+$a->wait_for_catchup($standby);
+$a->stop('immediate');
+$standby->promote;
+ok($standby->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+	'the promoted standby is ready');
+is($standby->safe_psql('postgres', q{
+	SELECT (idgen_decode('seq', idgen_next('seq')) ->> 'worker')::int}),
+	'3', 'its counter carries its own node id as worker');
+resumes_above($standby, 'failover to a synchronous standby');
+
+$standby->stop;
+$servers[1]->stop;
+$merge->stop;
+done_testing();
