@@ -11,7 +11,8 @@ OBJS = \
 	src/snowflake.o \
 	src/instagram.o \
 	src/decode.o \
-	src/status.o
+	src/status.o \
+	src/codec.o
 
 EXTENSION = idgen
 DATA = idgen--1.0.sql idgen--1.0--1.1.sql
@@ -19,7 +20,8 @@ PGFILEDESC = "idgen - time-ordered 64-bit unique IDs"
 
 # Each suite starts its own server preloaded with idgen (see idgen.conf),
 # so "make installcheck" needs no running server.
-REGRESS = markings status layout builders generate errors usage shards privileges
+REGRESS = markings status layout builders generate errors usage shards privileges \
+	codec
 REGRESS_OPTS = --temp-instance=./tmp_check_regress --temp-config=idgen.conf
 ISOLATION = interleave
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=idgen.conf

@@ -46,3 +46,27 @@ COMMENT ON FUNCTION instagram_id_advance(integer, bigint, boolean) IS
 'make this server issue only IDs above the given ID for its shard; force allows one beyond idgen.max_lead';
 
 REVOKE EXECUTE ON FUNCTION instagram_id_advance(integer, bigint, boolean) FROM PUBLIC;
+
+--
+-- ==== For applications: text forms and adopting idgen on existing
+-- ==== tables (issue 12; README "IDs in JSON", "Adopting idgen on an
+-- ==== existing table").  Batches and UUIDs are in their own sections.
+--
+
+-- Fixed-width text forms whose byte order (COLLATE "C") is the numeric
+-- order; exact inverses over 0 .. 2^63-1.
+CREATE FUNCTION idgen_encode(id bigint, alphabet text DEFAULT 'crockford32')
+RETURNS text
+AS 'MODULE_PATHNAME', 'idgen_encode'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_encode(bigint, text) IS
+'fixed-width text form of a non-negative ID (crockford32: 13 symbols, base62: 11) that sorts like the number under COLLATE "C"';
+
+CREATE FUNCTION idgen_decode_text(txt text, alphabet text DEFAULT 'crockford32')
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_decode_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_decode_text(text, text) IS
+'the ID whose idgen_encode() text form this is (crockford32: case-insensitive, O=0, I=L=1, hyphens ignored)';
