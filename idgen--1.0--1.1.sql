@@ -103,6 +103,9 @@ DECLARE
 	v_locked	oid[] := '{}';
 	v_new		oid[];
 	v_lock		oid;
+	v_wait		oid;			-- the one table whose lock we wait for
+	v_busy		oid;			-- the table a NOWAIT lock failed on
+	v_attempt	int;
 	v_max		bigint;
 	v_next		bigint;
 	v_child		record;
@@ -160,11 +163,21 @@ BEGIN
 	END IF;
 
 	-- Lock the table and every table whose foreign keys reach the column,
-	-- directly or through other referencing columns, ACCESS EXCLUSIVE in
-	-- OID order, so that two conversions cannot deadlock.  Once a table is
-	-- locked nobody can add a foreign key to it, so repeat until the set
-	-- stops growing.
-	LOOP
+	-- directly or through other referencing columns, ACCESS EXCLUSIVE.
+	--
+	-- Applications lock these tables in either order (an INSERT into a
+	-- child locks it, then the parent for the foreign-key check; a
+	-- transaction creating a parent row and then a child the other way
+	-- round), so waiting for one lock while holding another can deadlock
+	-- with them, and the deadlock detector may then cancel the
+	-- application's statement rather than ours.  So we wait for one table
+	-- only, holding nothing, and take the others NOWAIT; if one is busy,
+	-- we release everything (the block's subtransaction) and next wait for
+	-- that one.  The caller's lock_timeout bounds each wait.  Once a table
+	-- is locked nobody can add a foreign key to it, so the set is checked
+	-- again under the locks and the round repeated if it grew.
+	v_wait := tbl;
+	FOR v_attempt IN 1 .. 1000 LOOP
 		WITH RECURSIVE cols(rel, att) AS (
 			SELECT tbl::oid, v_attnum
 			UNION
@@ -176,15 +189,31 @@ BEGIN
 			 CROSS JOIN LATERAL pg_catalog.generate_subscripts(con.confkey, 1) AS k(i)
 			 WHERE con.confkey[k.i] = cols.att
 		)
-		SELECT pg_catalog.array_agg(DISTINCT rel ORDER BY rel) INTO v_new
-		  FROM cols WHERE rel <> ALL (v_locked);
-		EXIT WHEN v_new IS NULL;
-		FOREACH v_lock IN ARRAY v_new LOOP
+		SELECT pg_catalog.array_agg(DISTINCT rel ORDER BY rel) INTO v_new FROM cols;
+		EXIT WHEN v_new <@ v_locked;
+		BEGIN
+			v_busy := NULL;
 			EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE',
-									  v_lock::regclass);
-		END LOOP;
-		v_locked := v_locked || v_new;
+									  v_wait::regclass);
+			FOREACH v_lock IN ARRAY v_new LOOP
+				v_busy := v_lock;
+				EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE NOWAIT',
+										  v_lock::regclass);
+			END LOOP;
+			v_locked := v_new;
+		EXCEPTION WHEN lock_not_available THEN
+			IF v_busy IS NULL THEN
+				RAISE;			-- the caller's lock_timeout
+			END IF;
+			v_locked := '{}';
+			v_wait := v_busy;
+		END;
 	END LOOP;
+	IF NOT v_new <@ v_locked THEN
+		RAISE EXCEPTION 'could not lock the tables of column "%" of relation "%"', col, tbl
+			USING ERRCODE = 'lock_not_available',
+				  DETAIL = 'They stayed busy through 1000 attempts.';
+	END IF;
 
 	-- From here on nothing can change under us: check the column for real.
 	SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated,
