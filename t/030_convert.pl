@@ -1,4 +1,6 @@
-# idgen_convert_column() on a live table: an application inserting
+# idgen_convert_column() on a live table: the caller's lock_timeout
+# bounds its wait for a busy table (55P03, nothing changed); an
+# application inserting
 # through prepared statements while the column is converted waits or
 # succeeds and never loses a row; a transaction open across the conversion
 # keeps its row; new IDs sort above the old ones.  Then the converted
@@ -31,6 +33,29 @@ $a->safe_psql('shop', q{
 	INSERT INTO customers (client, name) SELECT 0, 'seed' FROM generate_series(1, 200);
 	INSERT INTO orders (customer_id, client) SELECT id, 0 FROM customers;
 });
+
+# A transaction holding a referencing table: with lock_timeout set, the
+# conversion gives up with 55P03 and changes nothing.
+my ($busy_in, $busy_out, $busy_err) = ('', '', '');
+my $busy = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
+	  $a->connstr('shop') . ' application_name=busy' ],
+	'<', \$busy_in, '>', \$busy_out, '2>', \$busy_err, IPC::Run::timeout(300));
+$busy_in .= "BEGIN;\nINSERT INTO orders (customer_id, client) VALUES (1, 0);\n";
+$busy->pump while length $busy_in;
+ok($a->poll_query_until('shop',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'busy' AND state = 'idle in transaction'"),
+	'a transaction holds the referencing table');
+my (undef, undef, $timeout_err) = $a->psql('shop',
+	"SET lock_timeout = '200ms';\n\\set VERBOSITY verbose\nSELECT idgen_convert_column('customers', 'id')",
+	timeout => 120);
+like($timeout_err, qr/ERROR:\s+55P03:/, "the conversion obeys the caller's lock_timeout (55P03)");
+$busy_in .= "ROLLBACK;\n\\q\n";
+ok(eval { $busy->finish }, 'the holding transaction ends') or $busy->kill_kill;
+is($a->safe_psql('shop', q{
+	SELECT format_type(atttypid, atttypmod) || ' ' || (to_regclass('customers_id_seq') IS NOT NULL)
+	  FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attname = 'id'}),
+	'integer true', 'after the timeout the column is as it was');
 
 # The application: two pgbench clients with prepared statements, each
 # transaction one customer and one order of it.
