@@ -1,11 +1,10 @@
-# idgen_convert_column() on a live table: the caller's lock_timeout
-# bounds its wait for a busy table (55P03, nothing changed); an
-# application inserting
-# through prepared statements while the column is converted waits or
-# succeeds and never loses a row; a transaction open across the conversion
-# keeps its row; new IDs sort above the old ones.  Then the converted
-# database survives pg_dump/pg_restore into a fresh server, whose DEFAULTs
-# keep generating (with that server's node id).
+# idgen_convert_column() on a live table: the caller's lock_timeout bounds
+# its wait for a busy table (55P03, nothing changed); an application
+# inserting through prepared statements while the column is converted
+# waits or succeeds and never loses a row; a transaction open across the
+# conversion keeps its row; new IDs sort above the old ones.  Then the
+# converted database survives pg_dump/pg_restore into a fresh server, whose
+# DEFAULTs keep generating (with that server's node id).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
