@@ -15,7 +15,8 @@ OBJS = \
 	src/uuid.o \
 	src/layout.o \
 	src/registry.o \
-	src/counter.o
+	src/counter.o \
+	src/codec.o
 
 EXTENSION = idgen
 DATA = idgen--1.0.sql idgen--1.0--1.1.sql
@@ -23,7 +24,8 @@ PGFILEDESC = "idgen - time-ordered 64-bit unique IDs"
 
 # Each suite starts its own server preloaded with idgen (see idgen.conf),
 # so "make installcheck" needs no running server.
-REGRESS = markings status layout builders generate errors usage shards privileges batch uuid named counter
+REGRESS = markings status layout builders generate errors usage shards privileges \
+	batch uuid named counter codec convert
 REGRESS_OPTS = --temp-instance=./tmp_check_regress --temp-config=idgen.conf
 ISOLATION = interleave uuid_order
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=idgen.conf

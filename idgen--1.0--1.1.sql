@@ -314,3 +314,327 @@ COMMENT ON FUNCTION idgen_generators_info() IS
 CREATE VIEW idgen_generators AS SELECT * FROM idgen_generators_info();
 COMMENT ON VIEW idgen_generators IS
 'named generators loaded on this server: definition and live state';
+-- ==== For applications: text forms and adopting idgen on existing
+-- ==== tables (issue 12; README "IDs in JSON", "Adopting idgen on an
+-- ==== existing table").  Batches and UUIDs are in their own sections.
+--
+
+-- Fixed-width text forms whose byte order (COLLATE "C") is the numeric
+-- order; exact inverses over 0 .. 2^63-1.
+CREATE FUNCTION idgen_encode(id bigint, alphabet text DEFAULT 'crockford32')
+RETURNS text
+AS 'MODULE_PATHNAME', 'idgen_encode'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_encode(bigint, text) IS
+'fixed-width text form of a non-negative ID (crockford32: 13 symbols, base62: 11) that sorts like the number under COLLATE "C"';
+
+CREATE FUNCTION idgen_decode_text(txt text, alphabet text DEFAULT 'crockford32')
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_decode_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_decode_text(text, text) IS
+'the ID whose idgen_encode() text form this is (crockford32: case-insensitive, O=0, I=L=1, hyphens ignored)';
+
+-- Adopt idgen on an existing table: a serial, bigserial, identity or
+-- DEFAULT nextval() column gets an idgen DEFAULT instead, widened to
+-- bigint together with every foreign-key column that references it
+-- (transitively; a referencing column of a composite key too).  The
+-- sequence that belonged to the column alone is dropped.  One call is one
+-- transaction's worth of DDL: it locks the table and all referencing
+-- tables ACCESS EXCLUSIVE first, in OID order, and any error leaves
+-- everything as it was.
+--
+-- PL/pgSQL, run as the caller (who must own the tables).  Every name that
+-- reaches dynamic SQL is a regclass output or passes through %I.  Not
+-- STRICT: a NULL argument is an error, not a silent no-op.
+CREATE FUNCTION idgen_convert_column(tbl regclass, col name,
+                                     generator text DEFAULT 'snowflake')
+RETURNS void
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $convert$
+DECLARE
+	v_schema	name;
+	v_default	text;			-- the new DEFAULT, schema-qualified
+	v_shard		bigint;
+	v_rel		record;
+	v_att		record;
+	v_attnum	int2;
+	v_attrdef	oid;
+	v_seq		oid;
+	v_owned		boolean := false;	-- the sequence belongs to this column
+	v_users		text;
+	v_locked	oid[] := '{}';
+	v_new		oid[];
+	v_lock		oid;
+	v_wait		oid;			-- the one table whose lock we wait for
+	v_busy		oid;			-- the table a NOWAIT lock failed on
+	v_attempt	int;
+	v_max		bigint;
+	v_next		bigint;
+	v_child		record;
+BEGIN
+	IF tbl IS NULL OR col IS NULL OR generator IS NULL THEN
+		RAISE EXCEPTION 'idgen_convert_column() arguments must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+
+	-- the generator, as the expression the column's DEFAULT will be
+	SELECT n.nspname INTO v_schema
+	  FROM pg_catalog.pg_extension e
+	  JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+	 WHERE e.extname = 'idgen';
+	IF generator = 'snowflake' THEN
+		v_default := pg_catalog.format('%I.snowflake_id()', v_schema);
+	ELSIF generator ~ '^instagram:[0-9]{1,9}$' THEN
+		v_shard := pg_catalog.substr(generator, 11)::bigint;
+		IF v_shard > 8191 THEN
+			RAISE EXCEPTION 'shard % is out of range', v_shard
+				USING ERRCODE = 'numeric_value_out_of_range',
+					  DETAIL = 'The shard must be between 0 and 8191.';
+		END IF;
+		v_default := pg_catalog.format('%I.instagram_id(%s)', v_schema, v_shard);
+	ELSIF generator ~ '^[a-z_][a-z0-9_]*$' THEN
+		-- a named generator; an unknown name fails below, when one ID is drawn
+		v_default := pg_catalog.format('%I.idgen_next(%L)', v_schema, generator);
+	ELSE
+		RAISE EXCEPTION 'unknown generator "%"', generator
+			USING ERRCODE = 'invalid_parameter_value',
+				  HINT = 'Use ''snowflake'' for snowflake_id(), ''instagram:<shard>'' '
+						 'for instagram_id(<shard>), for example ''instagram:17'', '
+						 'or the name of a named generator.';
+	END IF;
+
+	-- an ordinary table, standing alone
+	SELECT c.relkind, c.relispartition INTO v_rel
+	  FROM pg_catalog.pg_class c WHERE c.oid = tbl;
+	IF v_rel.relkind <> 'r' OR v_rel.relispartition
+	   OR EXISTS (SELECT FROM pg_catalog.pg_inherits i
+				   WHERE i.inhrelid = tbl OR i.inhparent = tbl) THEN
+		RAISE EXCEPTION '"%" is not an ordinary table', tbl
+			USING ERRCODE = 'wrong_object_type',
+				  DETAIL = CASE
+					WHEN v_rel.relkind = 'p' OR v_rel.relispartition
+					THEN 'idgen_convert_column() does not convert partitioned tables or partitions.'
+					WHEN v_rel.relkind = 'r'
+					THEN 'idgen_convert_column() does not convert tables in an inheritance hierarchy.'
+					ELSE 'idgen_convert_column() converts columns of ordinary tables only.' END;
+	END IF;
+
+	SELECT a.attnum INTO v_attnum
+	  FROM pg_catalog.pg_attribute a
+	 WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0
+	   AND NOT a.attisdropped;
+	IF v_attnum IS NULL THEN
+		RAISE EXCEPTION 'column "%" of relation "%" does not exist', col, tbl
+			USING ERRCODE = 'undefined_column';
+	END IF;
+
+	-- Lock the table and every table whose foreign keys reach the column,
+	-- directly or through other referencing columns, ACCESS EXCLUSIVE.
+	--
+	-- Applications lock these tables in either order (an INSERT into a
+	-- child locks it, then the parent for the foreign-key check; a
+	-- transaction creating a parent row and then a child the other way
+	-- round), so waiting for one lock while holding another can deadlock
+	-- with them, and the deadlock detector may then cancel the
+	-- application's statement rather than ours.  So we wait for one table
+	-- only, holding nothing, and take the others NOWAIT; if one is busy,
+	-- we release everything (the block's subtransaction) and next wait for
+	-- that one.  The caller's lock_timeout bounds each wait.  Once a table
+	-- is locked nobody can add a foreign key to it, so the set is checked
+	-- again under the locks and the round repeated if it grew.
+	v_wait := tbl;
+	FOR v_attempt IN 1 .. 1000 LOOP
+		WITH RECURSIVE cols(rel, att) AS (
+			SELECT tbl::oid, v_attnum
+			UNION
+			SELECT con.conrelid, con.conkey[k.i]
+			  FROM cols
+			  JOIN pg_catalog.pg_constraint con
+				ON con.contype = 'f' AND con.confrelid = cols.rel
+			   AND con.conparentid = 0
+			 CROSS JOIN LATERAL pg_catalog.generate_subscripts(con.confkey, 1) AS k(i)
+			 WHERE con.confkey[k.i] = cols.att
+		)
+		SELECT pg_catalog.array_agg(DISTINCT rel ORDER BY rel) INTO v_new FROM cols;
+		EXIT WHEN v_new <@ v_locked;
+		BEGIN
+			v_busy := NULL;
+			EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE',
+									  v_wait::regclass);
+			FOREACH v_lock IN ARRAY v_new LOOP
+				v_busy := v_lock;
+				EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE NOWAIT',
+										  v_lock::regclass);
+			END LOOP;
+			v_locked := v_new;
+		EXCEPTION WHEN lock_not_available THEN
+			IF v_busy IS NULL THEN
+				RAISE;			-- the caller's lock_timeout
+			END IF;
+			v_locked := '{}';
+			v_wait := v_busy;
+		END;
+	END LOOP;
+	IF NOT v_new <@ v_locked THEN
+		RAISE EXCEPTION 'could not lock the tables of column "%" of relation "%"', col, tbl
+			USING ERRCODE = 'lock_not_available',
+				  DETAIL = 'They stayed busy through 1000 attempts.';
+	END IF;
+
+	-- From here on nothing can change under us: check the column for real.
+	SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated,
+		   pg_catalog.format_type(a.atttypid, a.atttypmod) AS typname
+	  INTO v_att
+	  FROM pg_catalog.pg_attribute a
+	 WHERE a.attrelid = tbl AND a.attname = col AND NOT a.attisdropped;
+	IF v_att.attnum IS DISTINCT FROM v_attnum THEN
+		RAISE EXCEPTION 'column "%" of relation "%" changed during the conversion', col, tbl
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Try again.';
+	END IF;
+	IF v_att.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) THEN
+		RAISE EXCEPTION 'column "%" of relation "%" is of type %, not an integer type',
+			col, tbl, v_att.typname
+			USING ERRCODE = 'datatype_mismatch',
+				  DETAIL = 'idgen IDs are bigint; only smallint, integer and bigint columns are converted.';
+	END IF;
+	IF v_att.attgenerated <> '' THEN
+		RAISE EXCEPTION 'column "%" of relation "%" is a generated column', col, tbl
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'Its values are computed from other columns, not drawn from a sequence.';
+	END IF;
+
+	-- the sequence that feeds the column
+	IF v_att.attidentity <> '' THEN
+		v_seq := pg_catalog.pg_get_serial_sequence(tbl::text, col::text)::regclass;
+		v_owned := true;
+	ELSE
+		SELECT d.oid INTO v_attrdef
+		  FROM pg_catalog.pg_attrdef d
+		 WHERE d.adrelid = tbl AND d.adnum = v_attnum;
+		IF v_attrdef IS NULL THEN
+			RAISE EXCEPTION 'column "%" of relation "%" has no default', col, tbl
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = 'idgen_convert_column() converts columns fed by a sequence: serial, bigserial, identity or DEFAULT nextval().',
+					  HINT = pg_catalog.format('To give the column an idgen default without converting it, use ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s.',
+											   tbl, col, v_default);
+		END IF;
+		SELECT dep.refobjid INTO v_seq
+		  FROM pg_catalog.pg_depend dep
+		  JOIN pg_catalog.pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
+		 WHERE dep.classid = 'pg_catalog.pg_attrdef'::regclass
+		   AND dep.objid = v_attrdef
+		   AND dep.refclassid = 'pg_catalog.pg_class'::regclass
+		   AND dep.deptype = 'n';
+		IF v_seq IS NULL
+		   OR (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid)
+				 FROM pg_catalog.pg_attrdef d WHERE d.oid = v_attrdef)
+			  IS DISTINCT FROM pg_catalog.format('nextval(%L::regclass)', v_seq::regclass) THEN
+			RAISE EXCEPTION 'the default of column "%" of relation "%" is not nextval() of a sequence', col, tbl
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = pg_catalog.format('The default is %s.',
+							(SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid)
+							   FROM pg_catalog.pg_attrdef d WHERE d.oid = v_attrdef)),
+					  HINT = 'idgen_convert_column() converts columns fed by a sequence: serial, bigserial, identity or DEFAULT nextval().';
+		END IF;
+		v_owned := EXISTS (
+			SELECT FROM pg_catalog.pg_depend dep
+			 WHERE dep.classid = 'pg_catalog.pg_class'::regclass AND dep.objid = v_seq
+			   AND dep.refclassid = 'pg_catalog.pg_class'::regclass
+			   AND dep.refobjid = tbl AND dep.refobjsubid = v_attnum
+			   AND dep.deptype = 'a');
+	END IF;
+
+	-- The column must be the sequence's only user: other columns drawing
+	-- from it would silently share IDs with a sequence we drop, or lose it.
+	SELECT pg_catalog.string_agg(pg_catalog.pg_describe_object(dep.classid, dep.objid, dep.objsubid),
+								 ', ' ORDER BY 1)
+	  INTO v_users
+	  FROM pg_catalog.pg_depend dep
+	 WHERE dep.refclassid = 'pg_catalog.pg_class'::regclass AND dep.refobjid = v_seq
+	   AND dep.deptype = 'n'
+	   AND NOT (dep.classid = 'pg_catalog.pg_attrdef'::regclass
+				AND dep.objid IS NOT DISTINCT FROM v_attrdef);
+	IF v_users IS NOT NULL THEN
+		RAISE EXCEPTION 'sequence "%" is used by more than column "%" of relation "%"',
+			v_seq::regclass, col, tbl
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = pg_catalog.format('Also used by: %s.', v_users),
+				  HINT = 'Give the other users their own sequence or an idgen default first.';
+	END IF;
+
+	-- New IDs must sort above every existing key.  Draw one ID from the
+	-- generator itself: that also proves it works here (preloaded, node id
+	-- set, shard owned) before any insert depends on it.
+	EXECUTE pg_catalog.format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO v_max;
+	EXECUTE 'SELECT ' || v_default INTO v_next;
+	IF v_max >= v_next THEN
+		RAISE EXCEPTION 'existing values of column "%" of relation "%" are not below the generator''s IDs', col, tbl
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = pg_catalog.format('The largest value is %s; the generator''s next ID is %s.', v_max, v_next),
+				  HINT = 'New rows would sort before existing ones.  Nothing was changed.';
+	END IF;
+
+	-- Convert.  Identity first: an identity column cannot take a DEFAULT.
+	IF v_att.attidentity <> '' THEN
+		v_users := v_seq::regclass::text;
+		EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+		RAISE NOTICE 'dropped identity and its sequence %', v_users;
+	END IF;
+	-- (as in ALTER TABLE's documentation: the old default must not be
+	-- carried through the type change; bigint is not rewritten again)
+	EXECUTE pg_catalog.format(
+		'ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT, %s ALTER COLUMN %I SET DEFAULT %s',
+		tbl, col,
+		CASE WHEN v_att.atttypid <> 'int8'::regtype
+			 THEN pg_catalog.format('ALTER COLUMN %I TYPE bigint,', col) ELSE '' END,
+		col, v_default);
+	IF v_att.atttypid <> 'int8'::regtype THEN
+		RAISE NOTICE 'widened %(%) to bigint', tbl, pg_catalog.quote_ident(col);
+	END IF;
+	IF v_att.attidentity <> '' THEN
+		NULL;					-- DROP IDENTITY dropped its sequence
+	ELSIF v_owned THEN
+		v_users := v_seq::regclass::text;
+		EXECUTE pg_catalog.format('DROP SEQUENCE %s', v_users);
+		RAISE NOTICE 'dropped sequence %', v_users;
+	ELSE
+		RAISE NOTICE 'sequence % is kept: it does not belong to column "%" of relation "%"',
+			v_seq::regclass, col, tbl;
+	END IF;
+
+	-- Widen the referencing columns, one ALTER TABLE (one rewrite) per table.
+	FOR v_child IN
+		WITH RECURSIVE cols(rel, att) AS (
+			SELECT tbl::oid, v_attnum
+			UNION
+			SELECT con.conrelid, con.conkey[k.i]
+			  FROM cols
+			  JOIN pg_catalog.pg_constraint con
+				ON con.contype = 'f' AND con.confrelid = cols.rel
+			   AND con.conparentid = 0
+			 CROSS JOIN LATERAL pg_catalog.generate_subscripts(con.confkey, 1) AS k(i)
+			 WHERE con.confkey[k.i] = cols.att
+		)
+		SELECT cols.rel::regclass AS rel,
+			   pg_catalog.string_agg(pg_catalog.format('ALTER COLUMN %I TYPE bigint', a.attname),
+									 ', ' ORDER BY a.attnum) AS alters,
+			   pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum) AS names
+		  FROM cols
+		  JOIN pg_catalog.pg_attribute a ON a.attrelid = cols.rel AND a.attnum = cols.att
+		 WHERE a.atttypid IN ('int2'::regtype, 'int4'::regtype)
+		 GROUP BY cols.rel
+		 ORDER BY cols.rel
+	LOOP
+		EXECUTE pg_catalog.format('ALTER TABLE %s %s', v_child.rel, v_child.alters);
+		RAISE NOTICE 'widened %(%) to bigint', v_child.rel, v_child.names;
+	END LOOP;
+END
+$convert$;
+
+COMMENT ON FUNCTION idgen_convert_column(regclass, name, text) IS
+'give a serial, bigserial, identity or DEFAULT nextval() column an idgen DEFAULT (''snowflake'' or ''instagram:<shard>''), widening it and its referencing columns to bigint and dropping its own sequence';
