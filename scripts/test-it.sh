@@ -33,23 +33,36 @@ versions=$(check_pg_versions "$versions") || exit 2
 require_root
 install_packages
 
-# t/021_pg_upgrade.pl upgrades a PostgreSQL 15 cluster with idgen in use to
-# the version under test; it runs in the PostgreSQL 18 suite, which gets
-# the old installation through IDGEN_OLD_INSTALL.  idgen must be installed
-# into 15 for that, also when 15 itself is not tested in this run.
+# t/021_pg_upgrade.pl runs pg_upgrade on a cluster with idgen in use, from
+# an older PostgreSQL to the one under test.  It runs in the PostgreSQL 18
+# suite, which gets the old installation through IDGEN_OLD_INSTALL; idgen
+# must be installed there too, also when that version is not tested in
+# this run.  The old version is IDGEN_UPGRADE_FROM, 17 by default: Debian
+# 12's PostgreSQL 15.20 gives every column an attribute option
+# (pg_attver) that the PostgreSQL 18.6 of Debian's source package does not
+# know, so pg_upgrade from that 15 to that 18 fails on any table, idgen or
+# not.  IDGEN_UPGRADE_FROM=15 tries it anyway.
+upgrade_from=${IDGEN_UPGRADE_FROM:-17}
+check_pg_versions "$upgrade_from" >/dev/null || exit 2
 old_install=""
-install_into_15() {
+install_old() {
 	[ -n "$old_install" ] && return 0
+	local config
+	if ! config=$(bash "$IDGEN_SRC/scripts/pg.sh" "$upgrade_from"); then
+		echo "*** PostgreSQL $upgrade_from is not available (needed by t/021_pg_upgrade.pl)"
+		old_install=/nonexistent/postgresql-$upgrade_from
+		return 0
+	fi
 	(
-		use_pg 15 || exit 1
+		PG_CONFIG=$config
 		w=$(private_copy)
 		build_and_install "$w" >/dev/null
 		rc=$?
 		rm -rf "$w"
 		exit $rc
-	) || echo "*** could not install idgen into PostgreSQL 15 (needed by t/021_pg_upgrade.pl)"
+	) || echo "*** could not install idgen into PostgreSQL $upgrade_from (needed by t/021_pg_upgrade.pl)"
 	# set even after a failure, so that t/021 fails visibly instead of skipping
-	old_install=/usr/lib/postgresql/15
+	old_install=$(dirname "$("$config" --bindir)")
 }
 
 total_passed=0 total_failed=0
@@ -74,9 +87,9 @@ for version in $versions; do
 		total_failed=$((total_failed + 3))
 		continue
 	fi
-	[ "$version" = 15 ] && old_install=/usr/lib/postgresql/15
+	[ "$version" = "$upgrade_from" ] && old_install=$(dirname "$PG_BIN")
 	if [ "$version" = 18 ]; then
-		install_into_15
+		install_old
 		extra_env=(IDGEN_OLD_INSTALL="$old_install")
 	fi
 	t_build=$((SECONDS - t0))
