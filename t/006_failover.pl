@@ -27,14 +27,16 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-# the primary's frozen clock: a whole second, now; the standby's 0.5 s earlier
-my $now = time;
-my @t = gmtime($now);
-my $primary_clock = sprintf('%04d-%02d-%02d %02d:%02d:%02d',
-	$t[5] + 1900, $t[4] + 1, $t[3], $t[2], $t[1], $t[0]);
-@t = gmtime($now - 1);
-my $standby_clock = sprintf('%04d-%02d-%02d %02d:%02d:%02d.5',
-	$t[5] + 1900, $t[4] + 1, $t[3], $t[2], $t[1], $t[0]);
+# The primary's frozen clock: a whole second, 10 minutes ahead of the real
+# one; the standby's 0.5 s earlier.  Ahead, because on some builds
+# (Debian's PostgreSQL 15) libfaketime does not reach the background
+# workers: the keeper then reads the real clock.  With the backends' clock
+# ahead of it, the keeper's reservation follows what the backends ask for,
+# so it ends where it does when the keeper sees the frozen clock too:
+# 1 s (idgen.reservation) past the primary's clock.
+my $now = time + 600;
+my $primary_clock = utc_clock_spec($now);
+my $standby_clock = utc_clock_spec($now - 0.5);
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
