@@ -74,7 +74,6 @@ for version in $versions; do
 
 	if ! use_pg "$version"; then
 		echo "*** PostgreSQL $version is not available"
-		failed=3
 		summary+=("$label: not available: 0 passed, 3 failed")
 		total_failed=$((total_failed + 3))
 		continue
@@ -119,8 +118,10 @@ for version in $versions; do
 		for f in "$work"/regression.diffs "$work"/output_iso/regression.diffs; do
 			[ -s "$f" ] && { say "$f"; cat "$f"; }
 		done
+		# failed assertions, and tests that died or bailed out midway
 		for f in "$work"/tmp_check/log/regress_log_*; do
-			[ -e "$f" ] && grep -q 'not ok' "$f" && { say "$f (last 80 lines)"; tail -n 80 "$f"; }
+			[ -e "$f" ] && grep -qE 'not ok|Looks like your test (exited|died)|Bail out' "$f" &&
+				{ say "$f (last 80 lines)"; tail -n 80 "$f"; }
 		done
 		echo "test output for PostgreSQL $version kept in $work"
 	else
