@@ -6,12 +6,15 @@ set -euo pipefail
 
 usage() {
 	cat <<'EOF'
-usage: bench/bench.sh [--quick] [--reps N] [--seconds S] [--clients "1 2 4 8"]
-       bench/bench.sh --profile
+usage: bench/bench.sh [--pg VERSION] [--quick] [--reps N] [--seconds S]
+                      [--clients "1 2 4 8"] [--large-rows N]
+       bench/bench.sh [--pg VERSION] --profile
 
-Run as root on Debian 12 (it installs what is missing, builds and installs
-idgen, then starts its own PostgreSQL 15 server as the postgres user on a
-Unix socket in a temporary directory and removes it at the end).
+Run as root on Debian 12 (it installs what is missing, gets PostgreSQL
+VERSION through scripts/pg.sh (15 by default; 17 and 18 are built from
+Debian's source packages on first use), builds and installs idgen, then
+starts its own server as the postgres user on a Unix socket in a temporary
+directory and removes it at the end).
 
 Measures, in one run so that ratios are comparable:
 
@@ -27,12 +30,24 @@ Measures, in one run so that ratios are comparable:
   3. INSERT rows/s, 100-row statements, generator as the column DEFAULT
      (table with a btree index on the id), pgbench at each client count,
      S seconds per run, N repetitions; each run is checked for duplicates.
+  4. large table: --large-rows rows (default 10,000,000) loaded by one
+     pgbench client in 1,000-row INSERT statements into a table whose
+     PRIMARY KEY defaults to the generator (snowflake_id(), bigserial,
+     gen_random_uuid(), and uuidv7() on PostgreSQL 18 and later); rows/s
+     over the whole load (wall clock, one run each) and the final size of
+     the primary key index and of the table.  An untimed load of the same
+     size runs first, so that no timed load pays for creating WAL files.
+     --large-rows 0 skips it.
+
+On PostgreSQL 18 and later, part 1 also measures the built-in uuidv7().
 
 Options:
   --quick        3 repetitions, 3 s pgbench runs (default: 5 and 5 s)
   --reps N       repetitions of every measurement
   --seconds S    duration of each pgbench run
   --clients L    client counts for part 3 (default "1 2 4 8")
+  --large-rows N rows per table in part 4 (a multiple of 1,000; 0 skips it)
+  --pg VERSION   PostgreSQL version to measure: 15 (default), 17 or 18
   --profile      instead: sample with perf (software cpu-clock event) where a
                  backend spends its time in SELECT count(snowflake_id()) over
                  30,000,000 rows, and print the top symbols
@@ -44,13 +59,15 @@ keeper still commits its reservations synchronously).
 EOF
 }
 
-reps=5 seconds=5 clients="1 2 4 8" profile=0
+reps=5 seconds=5 clients="1 2 4 8" profile=0 large_rows=10000000 pg=15
 while [ $# -gt 0 ]; do
 	case $1 in
 		--quick) reps=3 seconds=3 ;;
 		--reps) reps=$2; shift ;;
 		--seconds) seconds=$2; shift ;;
 		--clients) clients=$2; shift ;;
+		--large-rows) large_rows=$2; shift ;;
+		--pg) pg=$2; shift ;;
 		--profile) profile=1 ;;
 		-h|--help) usage; exit 0 ;;
 		*) usage >&2; exit 2 ;;
@@ -58,7 +75,16 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+if [ $((large_rows % 1000)) -ne 0 ]; then
+	echo "--large-rows must be a multiple of 1,000" >&2
+	exit 2
+fi
+
 . "$(dirname "$0")/../scripts/common.sh"
+case " $IDGEN_PG_VERSIONS " in
+	*" $pg "*) PG_MAJOR=$pg ;;
+	*) echo "--pg: PostgreSQL $pg is not supported ($IDGEN_PG_VERSIONS)" >&2; exit 2 ;;
+esac
 prepare $([ "$profile" = 1 ] && echo linux-perf) >/dev/null
 
 data=$work/data port=5498
@@ -83,7 +109,7 @@ max_wal_size = 8GB
 EOF
 as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$work/server.log" -w start >/dev/null
 
-sql() { as_pg psql -X -q -At -h "$work" -p "$port" -d postgres -v ON_ERROR_STOP=1 "$@"; }
+sql() { as_pg "$PG_BIN/psql" -X -q -At -h "$work" -p "$port" -d postgres -v ON_ERROR_STOP=1 "$@"; }
 reload_and_wait() {	# $1 = setting, $2 = value as SHOW prints it
 	sql -c "SELECT pg_reload_conf()" >/dev/null
 	for _ in $(seq 50); do
@@ -133,6 +159,10 @@ say "1. ns per call ($reps repetitions of 1,000,000 calls)"
 sql -c "ALTER SYSTEM SET idgen.max_lead = '1h'" >/dev/null
 reload_and_wait idgen.max_lead 1h
 gens="snowflake_id() instagram_id(1) nextval('bench.ins_serial_id_seq') gen_random_uuid() bench.next_id() clock_timestamp()$extra_gens"
+# PostgreSQL 18's built-in UUID version 7
+if [ "$(sql -c "SHOW server_version_num")" -ge 180000 ]; then
+	gens="$gens uuidv7()"
+fi
 for rep in $(seq "$reps"); do
 	floor=$(sql -c "SELECT bench.time_ms('SELECT count(g) FROM generate_series(1, 1000000) g')")
 	for g in $gens; do
@@ -179,8 +209,40 @@ for c in $clients; do
 done
 echo
 
+if [ "$large_rows" -gt 0 ]; then
+	say "4. large table: $large_rows rows in 1,000-row INSERTs, PRIMARY KEY DEFAULT generator"
+	# An untimed load of the same size first: the first load of a fresh
+	# server also pays for creating WAL segments, which later loads recycle.
+	sql -c "CREATE TABLE bench.big_warmup (id bigserial PRIMARY KEY, v int)"
+	echo "INSERT INTO bench.big_warmup (v) SELECT g FROM generate_series(1, 1000) g;" >"$work/big_warmup.sql"
+	chown postgres "$work/big_warmup.sql"
+	as_pg "$PG_BIN/pgbench" -n -h "$work" -p "$port" -c 1 -t $((large_rows / 1000)) -f "$work/big_warmup.sql" postgres >/dev/null 2>&1
+	sql -c "DROP TABLE bench.big_warmup"
+	large="snowflake:bigint:snowflake_id() bigserial:bigserial: uuid:uuid:gen_random_uuid()"
+	[ "$(sql -c "SHOW server_version_num")" -ge 180000 ] && large="$large uuidv7:uuid:uuidv7()"
+	for spec in $large; do
+		IFS=: read -r t type default <<<"$spec"
+		sql -c "CREATE TABLE bench.big_$t (id $type PRIMARY KEY ${default:+DEFAULT $default}, v int)"
+		echo "INSERT INTO bench.big_$t (v) SELECT g FROM generate_series(1, 1000) g;" >"$work/big_$t.sql"
+		chown postgres "$work/big_$t.sql"
+		sql -c "CHECKPOINT"
+		t0=$(date +%s.%N)
+		out=$(as_pg "$PG_BIN/pgbench" -n -h "$work" -p "$port" -c 1 -t $((large_rows / 1000)) -f "$work/big_$t.sql" postgres 2>&1) || {
+			echo "$out" >&2
+			exit 1
+		}
+		t1=$(date +%s.%N)
+		sql -c "INSERT INTO bench.large
+		        SELECT '$t', count(*), $t1 - $t0, pg_relation_size('bench.big_${t}_pkey'), pg_relation_size('bench.big_$t')
+		          FROM bench.big_$t"
+		sql -c "DROP TABLE bench.big_$t"
+		printf '.'
+	done
+	echo
+fi
+
 say "results"
 sql -f "$work/bench/report.sql"
 echo
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/ {print $2}') GiB; $(sql -c 'SELECT version()' | cut -d, -f1)"
-echo "command: bench/bench.sh --reps $reps --seconds $seconds --clients \"$clients\""
+echo "command: bench/bench.sh --pg $pg --reps $reps --seconds $seconds --clients \"$clients\" --large-rows $large_rows"

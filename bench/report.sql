@@ -64,3 +64,19 @@ SELECT format('| %s | %s | %s |',
               sum(dups))
   FROM s GROUP BY gen
  ORDER BY array_position(ARRAY['snowflake', 'instagram', 'serial', 'uuid', 'plpgsql'], gen);
+
+SELECT count(*) > 0 AS have_large FROM bench.large \gset
+\if :have_large
+\echo
+\echo '### large table: 1,000-row INSERTs by one client into a table with PRIMARY KEY DEFAULT generator (one load each)'
+\echo
+\echo '| PRIMARY KEY DEFAULT | rows | rows/s over the whole load | primary key index | table |'
+\echo '|---|---|---|---|---|'
+SELECT format('| %s | %s | %s | %s | %s |',
+              CASE gen WHEN 'snowflake' THEN '`snowflake_id()`' WHEN 'bigserial' THEN 'bigserial'
+                       WHEN 'uuid' THEN '`gen_random_uuid()`' WHEN 'uuidv7' THEN '`uuidv7()`' ELSE gen END,
+              to_char(rows, 'FM999,999,999'), to_char(rows / seconds, 'FM9,999,999'),
+              pg_size_pretty(index_bytes), pg_size_pretty(table_bytes))
+  FROM bench.large
+ ORDER BY array_position(ARRAY['snowflake', 'bigserial', 'uuid', 'uuidv7'], gen);
+\endif

@@ -71,3 +71,6 @@ BEGIN
     ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
     EXECUTE lead_sql INTO lead_after;
 END $$;
+
+-- part 4: one load per generator into a table keyed by it
+CREATE TABLE bench.large (gen text, rows bigint, seconds float8, index_bytes bigint, table_bytes bigint);

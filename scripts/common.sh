@@ -1,19 +1,25 @@
-# Shared by scripts/try-it.sh and scripts/test-it.sh (sourced, not run).
+# Shared by scripts/try-it.sh, scripts/test-it.sh and bench/bench.sh
+# (sourced, not run).
 #
-# Both need, on Debian 12 as root: PostgreSQL 15 and its server headers
-# from Debian's packages, idgen built and installed into that PostgreSQL,
-# and a copy of the source tree the "postgres" user can write to, since
-# initdb and the servers the tests start refuse to run as root.
+# They need, on Debian 12 as root: a PostgreSQL of each version asked for
+# (scripts/pg.sh: Debian's packages for 15, a build from Debian's source
+# packages for 17 and 18, cached outside the checkout), idgen built and
+# installed into it, and a copy of the source tree the "postgres" user can
+# write to, since initdb and the servers the tests start refuse to run as
+# root.
 
+# Versions these scripts support, in the order test-it.sh runs them.
+IDGEN_PG_VERSIONS="15 17 18"
 PG_MAJOR=${PG_MAJOR:-15}
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
-PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
 IDGEN_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Warnings are errors in our code.  PostgreSQL's own headers trip
 # -Wunused-parameter and -Wsign-compare under -Wextra, so those two are off.
 IDGEN_CFLAGS=${IDGEN_CFLAGS:--Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare}
 
 say() { printf '\n==> %s\n' "$*"; }
+
+# "75" -> "1m15s"
+duration() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 require_root() {
 	if [ "$(id -u)" != 0 ]; then
@@ -22,9 +28,28 @@ require_root() {
 	fi
 }
 
-# Install from Debian's packages whatever of these is missing.
+# Check a "--pg" argument: a space-separated list of supported versions.
+# Prints them in ascending order, each once.
+check_pg_versions() {
+	local v out=""
+	for v in $1; do
+		case " $IDGEN_PG_VERSIONS " in
+			*" $v "*) ;;
+			*)
+				echo "$(basename "$0"): PostgreSQL $v is not supported (supported: $IDGEN_PG_VERSIONS)" >&2
+				return 2
+				;;
+		esac
+		out="$out $v"
+	done
+	[ -n "$out" ] || { echo "$(basename "$0"): --pg needs at least one version" >&2; return 2; }
+	printf '%s\n' $out | sort -n -u | tr '\n' ' ' | sed 's/ $//'
+}
+
+# Install from Debian's packages whatever of these is missing (PostgreSQL
+# itself comes through scripts/pg.sh).
 install_packages() {
-	local want="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib build-essential libipc-run-perl faketime libfaketime $*"
+	local want="build-essential libipc-run-perl faketime libfaketime $*"
 	local missing=""
 	for p in $want; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
@@ -34,6 +59,16 @@ install_packages() {
 		apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 	fi
+}
+
+# Make PostgreSQL $1 available (scripts/pg.sh installs or builds it) and
+# point PG_MAJOR, PG_CONFIG and PG_BIN at it.  Returns non-zero on failure.
+use_pg() {
+	local config
+	config=$(bash "$IDGEN_SRC/scripts/pg.sh" "$1") || return 1
+	PG_MAJOR=$1
+	PG_CONFIG=$config
+	PG_BIN=$("$PG_CONFIG" --bindir)
 }
 
 # Copy the source tree to a fresh directory owned by postgres; print its path.
@@ -48,19 +83,21 @@ private_copy() {
 	echo "$dir"
 }
 
-# Build as postgres in the copy, install as root.
+# Build as postgres in the copy, install as root, with $PG_CONFIG.
 build_and_install() {
 	local dir=$1
 	say "building idgen with $PG_CONFIG"
-	runuser -u postgres -- make -C "$dir" -s PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$IDGEN_CFLAGS"
-	make -C "$dir" -s PG_CONFIG="$PG_CONFIG" install
+	runuser -u postgres -- make -C "$dir" -s PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$IDGEN_CFLAGS" &&
+		make -C "$dir" -s PG_CONFIG="$PG_CONFIG" install
 }
 
-# Everything both scripts do first: check root, install what is missing,
-# copy the tree for postgres, build and install.  Sets $work.
+# Everything try-it and bench do first: check root, install what is
+# missing, get PostgreSQL $PG_MAJOR, copy the tree for postgres, build and
+# install.  Sets $work.
 prepare() {
 	require_root
 	install_packages "$@"
+	use_pg "$PG_MAJOR" || exit 1
 	work=$(private_copy)
-	build_and_install "$work"
+	build_and_install "$work" || exit 1
 }

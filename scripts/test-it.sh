@@ -1,41 +1,138 @@
 #!/usr/bin/env bash
-# Install what is missing, build and install idgen, and run every test
-# suite: pg_regress, isolation, TAP.  Each suite starts its own servers
-# (Unix sockets only) and stops them.  Exits non-zero if any suite fails.
+# Install what is missing, then for each PostgreSQL version (default: 15,
+# 17 and 18): get that PostgreSQL (scripts/pg.sh), build idgen warning-free
+# and install it, and run every test suite: pg_regress, isolation, TAP.
+# Each suite starts its own servers (Unix sockets only) and stops them.
+#
+#   bash scripts/test-it.sh                 15, 17 and 18
+#   bash scripts/test-it.sh --pg "17 18"    only these
+#
+# Prints a summary per version and ends with one line
+# "suites: N passed, M failed" (three suites per version); exits non-zero
+# if any suite failed.  On failure it shows the diffs and the failing TAP
+# logs and keeps that version's test directory.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-prepare
-
-mk() { runuser -u postgres -- make -C "$work" -s PG_CONFIG="$PG_CONFIG" "$@"; }
-
-# Run the three suites separately so that one failing does not hide the
-# others; each is a slice of "make installcheck".
-passed=0 failed=0
-run_suite() {
-	local name=$1; shift
-	say "$name"
-	if mk installcheck "$@"; then
-		passed=$((passed + 1))
-	else
-		failed=$((failed + 1))
-		echo "*** $name FAILED"
-	fi
+usage() {
+	echo "usage: $(basename "$0") [--pg \"$IDGEN_PG_VERSIONS\"]" >&2
+	exit 2
 }
-run_suite "pg_regress" ISOLATION= TAP_TESTS=
-run_suite "isolation" REGRESS= TAP_TESTS=
-run_suite "TAP" REGRESS= ISOLATION= PROVE_FLAGS=--verbose
+versions=$IDGEN_PG_VERSIONS
+while [ $# -gt 0 ]; do
+	case $1 in
+		--pg) [ $# -ge 2 ] || usage; versions=$2; shift ;;
+		--pg=*) versions=${1#--pg=} ;;
+		-h|--help) usage ;;
+		*) usage ;;
+	esac
+	shift
+done
+versions=$(check_pg_versions "$versions") || exit 2
 
-if [ "$failed" -ne 0 ]; then
-	for f in "$work"/regression.diffs "$work"/output_iso/regression.diffs; do
-		[ -s "$f" ] && { say "$f"; cat "$f"; }
-	done
-	for f in "$work"/tmp_check/log/regress_log_*; do
-		[ -e "$f" ] && grep -q 'not ok' "$f" && { say "$f (last 80 lines)"; tail -n 80 "$f"; }
-	done
-	echo "test output kept in $work"
-else
-	rm -rf "$work"
-fi
-echo "suites: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+require_root
+install_packages
+
+# t/021_pg_upgrade.pl runs pg_upgrade on a cluster with idgen in use, from
+# an older PostgreSQL to the one under test.  It runs in the PostgreSQL 18
+# suite, which gets the old installation through IDGEN_OLD_INSTALL; idgen
+# must be installed there too, also when that version is not tested in
+# this run.  The old version is IDGEN_UPGRADE_FROM, 17 by default: Debian
+# 12's PostgreSQL 15.20 gives every column an attribute option
+# (pg_attver) that the PostgreSQL 18.6 of Debian's source package does not
+# know, so pg_upgrade from that 15 to that 18 fails on any table, idgen or
+# not.  IDGEN_UPGRADE_FROM=15 tries it anyway.
+upgrade_from=${IDGEN_UPGRADE_FROM:-17}
+check_pg_versions "$upgrade_from" >/dev/null || exit 2
+old_install=""
+install_old() {
+	[ -n "$old_install" ] && return 0
+	local config
+	if ! config=$(bash "$IDGEN_SRC/scripts/pg.sh" "$upgrade_from"); then
+		echo "*** PostgreSQL $upgrade_from is not available (needed by t/021_pg_upgrade.pl)"
+		old_install=/nonexistent/postgresql-$upgrade_from
+		return 0
+	fi
+	(
+		PG_CONFIG=$config
+		w=$(private_copy)
+		build_and_install "$w" >/dev/null
+		rc=$?
+		rm -rf "$w"
+		exit $rc
+	) || echo "*** could not install idgen into PostgreSQL $upgrade_from (needed by t/021_pg_upgrade.pl)"
+	# set even after a failure, so that t/021 fails visibly instead of skipping
+	old_install=$(dirname "$("$config" --bindir)")
+}
+
+total_passed=0 total_failed=0
+summary=()
+for version in $versions; do
+	say "PostgreSQL $version"
+	t0=$SECONDS
+	passed=0 failed=0 report="" label="PostgreSQL $version" extra_env=()
+
+	if ! use_pg "$version"; then
+		echo "*** PostgreSQL $version is not available"
+		summary+=("$label: not available: 0 passed, 3 failed")
+		total_failed=$((total_failed + 3))
+		continue
+	fi
+	label="PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}')"
+	work=$(private_copy)
+	if ! build_and_install "$work"; then
+		echo "*** building or installing idgen for PostgreSQL $version FAILED (kept in $work)"
+		summary+=("$label: build FAILED: 0 passed, 3 failed")
+		total_failed=$((total_failed + 3))
+		continue
+	fi
+	[ "$version" = "$upgrade_from" ] && old_install=$(dirname "$PG_BIN")
+	if [ "$version" = 18 ]; then
+		install_old
+		extra_env=(IDGEN_OLD_INSTALL="$old_install")
+	fi
+	t_build=$((SECONDS - t0))
+
+	mk() { runuser -u postgres -- env "${extra_env[@]}" make -C "$work" -s PG_CONFIG="$PG_CONFIG" "$@"; }
+
+	# Run the three suites separately so that one failing does not hide
+	# the others; each is a slice of "make installcheck".
+	run_suite() {
+		local name=$1 t=$SECONDS
+		shift
+		say "PostgreSQL $version: $name"
+		if mk installcheck "$@"; then
+			passed=$((passed + 1))
+			report="$report, $name ok $(duration $((SECONDS - t)))"
+		else
+			failed=$((failed + 1))
+			report="$report, $name FAILED $(duration $((SECONDS - t)))"
+			echo "*** PostgreSQL $version: $name FAILED"
+		fi
+	}
+	run_suite pg_regress ISOLATION= TAP_TESTS=
+	run_suite isolation REGRESS= TAP_TESTS=
+	run_suite TAP REGRESS= ISOLATION= PROVE_FLAGS=--verbose
+
+	if [ "$failed" -ne 0 ]; then
+		for f in "$work"/regression.diffs "$work"/output_iso/regression.diffs; do
+			[ -s "$f" ] && { say "$f"; cat "$f"; }
+		done
+		# failed assertions, and tests that died or bailed out midway
+		for f in "$work"/tmp_check/log/regress_log_*; do
+			[ -e "$f" ] && grep -qE 'not ok|Looks like your test (exited|died)|Bail out' "$f" &&
+				{ say "$f (last 80 lines)"; tail -n 80 "$f"; }
+		done
+		echo "test output for PostgreSQL $version kept in $work"
+	else
+		rm -rf "$work"
+	fi
+	summary+=("$label: $passed passed, $failed failed (build $(duration "$t_build")$report; total $(duration $((SECONDS - t0))))")
+	total_passed=$((total_passed + passed))
+	total_failed=$((total_failed + failed))
+done
+
+say "summary"
+printf '%s\n' "${summary[@]}"
+echo "suites: $total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]

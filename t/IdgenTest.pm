@@ -100,3 +100,99 @@ sub concurrent_pgbench
 }
 
 1;
+
+# ---- helpers added for the platform tests (t/02x) ----
+
+push @EXPORT, qw(wait_for_keeper_in utc_clock_spec extension_members);
+
+# wait_for_keeper for a server whose idgen.database is $dbname.
+sub wait_for_keeper_in
+{
+	my ($node, $dbname) = @_;
+	$node->poll_query_until($dbname,
+		"SELECT keeper_state = 'ready' FROM idgen_status()")
+	  or die "the idgen keeper did not become ready in database $dbname";
+}
+
+# A libfaketime spec that freezes the clock at Unix time $secs (fractions
+# allowed), in the form fake_clock() passes on: "YYYY-MM-DD HH:MM:SS[.f]".
+sub utc_clock_spec
+{
+	my ($secs) = @_;
+	my $whole = int($secs);
+	my @t = gmtime($whole);
+	my $spec = sprintf('%04d-%02d-%02d %02d:%02d:%02d',
+		$t[5] + 1900, $t[4] + 1, $t[3], $t[2], $t[1], $t[0]);
+	my $frac = $secs - $whole;
+	$spec .= substr(sprintf('%.3f', $frac), 1) if $frac > 0;
+	return $spec;
+}
+
+# Everything that defines the idgen extension's member objects in database
+# $dbname, one line per object, sorted: each object's identity
+# (pg_describe_object over pg_depend deptype 'e') and its definition:
+# functions with arguments, result, kind, volatility, strictness, parallel
+# marking, security, cost, settings, language, body, ACL and comment;
+# relations with kind, columns and defaults, indexes, constraints,
+# triggers, view text, sequence parameters, ACL and comment; types; and
+# the extension's configuration tables.  Two databases whose extension
+# came about differently (created at one version and updated, or created
+# at the current one) must give the same text.
+sub extension_members
+{
+	my ($node, $dbname) = @_;
+	return $node->safe_psql($dbname, q{
+SELECT string_agg(line, E'\n' ORDER BY line) FROM (
+SELECT pg_describe_object(d.classid, d.objid, d.objsubid)
+       || coalesce(' | ' || (
+           SELECT format('args=(%s) result=%s kind=%s volatile=%s strict=%s parallel=%s secdef=%s leakproof=%s cost=%s rows=%s config=%s language=%s src=%s bin=%s acl=%s comment=%s',
+                         pg_get_function_arguments(p.oid), pg_get_function_result(p.oid),
+                         p.prokind, p.provolatile, p.proisstrict, p.proparallel, p.prosecdef,
+                         p.proleakproof, p.procost, p.prorows, p.proconfig, l.lanname,
+                         p.prosrc, p.probin, p.proacl, obj_description(p.oid, 'pg_proc'))
+             FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+            WHERE d.classid = 'pg_proc'::regclass AND p.oid = d.objid), '')
+       || coalesce(' | ' || (
+           SELECT format('relkind=%s persistence=%s acl=%s comment=%s columns=(%s) indexes=(%s) constraints=(%s) triggers=(%s) view=%s sequence=%s',
+                         c.relkind, c.relpersistence, c.relacl, obj_description(c.oid, 'pg_class'),
+                         (SELECT string_agg(format('%s %s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
+                                                   CASE WHEN a.attnotnull THEN ' not null' ELSE '' END,
+                                                   coalesce(' default ' || pg_get_expr(ad.adbin, ad.adrelid), '')),
+                                            ', ' ORDER BY a.attnum)
+                            FROM pg_attribute a
+                            LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+                           WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+                         (SELECT string_agg(pg_get_indexdef(i.indexrelid), '; ' ORDER BY 1)
+                            FROM pg_index i WHERE i.indrelid = c.oid),
+                         (SELECT string_agg(co.conname || ' ' || pg_get_constraintdef(co.oid), '; ' ORDER BY 1)
+                            FROM pg_constraint co WHERE co.conrelid = c.oid),
+                         (SELECT string_agg(pg_get_triggerdef(tg.oid), '; ' ORDER BY 1)
+                            FROM pg_trigger tg WHERE tg.tgrelid = c.oid AND NOT tg.tgisinternal),
+                         CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid) END,
+                         (SELECT format('%s start %s increment %s min %s max %s cache %s cycle %s',
+                                        format_type(s.seqtypid, NULL), s.seqstart, s.seqincrement,
+                                        s.seqmin, s.seqmax, s.seqcache, s.seqcycle)
+                            FROM pg_sequence s WHERE s.seqrelid = c.oid))
+             FROM pg_class c
+            WHERE d.classid = 'pg_class'::regclass AND c.oid = d.objid), '')
+       || coalesce(' | ' || (
+           SELECT format('typtype=%s %s', t.typtype,
+                         CASE t.typtype
+                           WHEN 'e' THEN (SELECT string_agg(enumlabel, ',' ORDER BY enumsortorder)
+                                            FROM pg_enum WHERE enumtypid = t.oid)
+                           WHEN 'c' THEN (SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
+                                            FROM pg_attribute WHERE attrelid = t.typrelid AND attnum > 0)
+                           WHEN 'd' THEN format_type(t.typbasetype, t.typtypmod)
+                         END)
+             FROM pg_type t
+            WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid), '') AS line
+  FROM pg_depend d
+  JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass AND d.refobjid = e.oid
+ WHERE e.extname = 'idgen' AND d.deptype = 'e'
+UNION ALL
+SELECT format('extension: relocatable=%s schema=%s config=%s conditions=%s',
+              extrelocatable, extnamespace::regnamespace, extconfig::regclass[], extcondition)
+  FROM pg_extension WHERE extname = 'idgen') x});
+}
+
+1;
