@@ -57,6 +57,7 @@
 
 /* see the header comment */
 #define IDGEN_MIN_RESERVATION_WAIT_MS 1000
+#define IDGEN_STARTUP_RESERVATION_WAIT_MS 10000
 
 typedef enum IdgenAttempt
 {
@@ -251,8 +252,18 @@ idgen_note_issued(int64 ms)
 int64
 idgen_reservation_deadline(void)
 {
-	return idgen_clock_monotonic_ms() +
-		Max(idgen_max_wait_ms, IDGEN_MIN_RESERVATION_WAIT_MS);
+	int64		wait_ms = Max(idgen_max_wait_ms, IDGEN_MIN_RESERVATION_WAIT_MS);
+
+	/*
+	 * Until the keeper has published its first reservation in this shared
+	 * memory (server start, crash restart, promotion) it is connecting and
+	 * loading; on a busy machine that can take longer than a second, and a
+	 * call made right after a start should wait for it rather than fail.
+	 * A keeper that has failed is reported at once by idgen_keeper_wait().
+	 */
+	if (pg_atomic_read_u64(&idgen_shared->keeper.keeper.hwm_ms) == 0)
+		wait_ms = Max(wait_ms, IDGEN_STARTUP_RESERVATION_WAIT_MS);
+	return idgen_clock_monotonic_ms() + wait_ms;
 }
 
 void

@@ -292,6 +292,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 	Latch	   *latch;
 	char		message[sizeof(keeper->message)];
 	bool		waited = false;
+	int64		started = idgen_clock_monotonic_ms();
 
 	/* post what we need: the keeper reserves at least that far */
 	while (want < (uint64) need_ms &&
@@ -324,8 +325,15 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 							 idgen_database)));
 		}
 
+		/*
+		 * The deadline may allow for a keeper that is still starting (see
+		 * idgen_reservation_deadline); one that has failed, or waits for a
+		 * commit, gets the ordinary bound.
+		 */
 		remaining_ms = deadline - idgen_clock_monotonic_ms();
-		if (remaining_ms <= 0)
+		if (remaining_ms <= 0 ||
+			(state != IDGEN_KEEPER_STARTING &&
+			 idgen_clock_monotonic_ms() - started >= Max(idgen_max_wait_ms, 1000)))
 		{
 			ConditionVariableCancelSleep();
 			idgen_keeper_report_unavailable(state, message);
