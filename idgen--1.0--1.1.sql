@@ -165,6 +165,9 @@ CREATE TABLE idgen_counter_state (
 COMMENT ON TABLE idgen_counter_state IS
 'idgen: durable reservations of counter generators; kept by the keeper';
 REVOKE ALL ON TABLE idgen_counter_state FROM PUBLIC;
+-- pg_dump carries it with the definitions: a counter restored without its
+-- state would be refused (restored elsewhere, see README)
+SELECT pg_catalog.pg_extension_config_dump('idgen_counter_state', '');
 
 CREATE FUNCTION idgen_create_generator(name text, layout text,
 	epoch timestamptz DEFAULT NULL, unit interval DEFAULT NULL,

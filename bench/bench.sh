@@ -158,7 +158,15 @@ fi
 say "1. ns per call ($reps repetitions of 1,000,000 calls)"
 sql -c "ALTER SYSTEM SET idgen.max_lead = '1h'" >/dev/null
 reload_and_wait idgen.max_lead 1h
-gens="snowflake_id() instagram_id(1) nextval('bench.ins_serial_id_seq') gen_random_uuid() bench.next_id() clock_timestamp()$extra_gens"
+# named generators (idgen.database is postgres here): seed 002's layout,
+# Sonyflake's 10 ms ticks, and seed 000's counter with the default prefetch
+# of 1,000 and with 1,000,000 (a counter at millions of calls per second
+# waits for a WAL flush every prefetch values)
+sql -c "SELECT idgen_create_generator('b_legacy', 'time:42 datacenter:3 worker:6 seq:12', epoch => '2020-08-02 18:33:54.706+00'),
+               idgen_create_generator('b_sony', 'sonyflake'),
+               idgen_create_generator('b_counter', 'zone:7=3 worker:16 seq:40'),
+               idgen_create_generator('b_counter_1m', 'zone:7=3 worker:16 seq:40', prefetch => 1000000)" >/dev/null
+gens="snowflake_id() instagram_id(1) idgen_next('b_legacy') idgen_next('b_sony') idgen_next('b_counter') idgen_next('b_counter_1m') idgen_uuidv7() idgen_flake128() nextval('bench.ins_serial_id_seq') gen_random_uuid() bench.next_id() clock_timestamp()$extra_gens"
 # PostgreSQL 18's built-in UUID version 7
 if [ "$(sql -c "SHOW server_version_num")" -ge 180000 ]; then
 	gens="$gens uuidv7()"
@@ -205,6 +213,23 @@ for c in $clients; do
 			sql -c "INSERT INTO bench.inserts SELECT '$t', $c, $rep, $tps * 100, count(*), count(*) - count(DISTINCT id) FROM bench.ins_$t"
 			printf '.'
 		done
+	done
+done
+echo
+
+say "5. batches of 1,000 IDs delivered to one client over a Unix socket ($reps x ${seconds}s)"
+for t in snowflake:'snowflake_id_batch(1000)' named:"idgen_next_batch('b_legacy', 1000)"; do
+	name=${t%%:*} call=${t#*:}
+	echo "SELECT $call;" >"$work/batch_$name.sql"
+	chown postgres "$work/batch_$name.sql"
+	for rep in $(seq "$reps"); do
+		out=$(as_pg "$PG_BIN/pgbench" -n -h "$work" -p "$port" -c 1 -T "$seconds" -f "$work/batch_$name.sql" postgres 2>&1) || {
+			echo "$out" >&2
+			exit 1
+		}
+		tps=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
+		sql -c "INSERT INTO bench.batches VALUES ('$name', $rep, $tps * 1000)"
+		printf '.'
 	done
 done
 echo

@@ -28,6 +28,24 @@ SELECT format('| floor: `count(g)` per row | %s (%s..%s) | | |',
   FROM (SELECT DISTINCT rep, floor_ms FROM bench.percall) f;
 
 \echo
+\echo 'named generators: net per call relative to snowflake_id() (median)'
+SELECT string_agg(format('%s %s', gen, round((net / (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms - floor_ms) FROM bench.percall WHERE gen = 'snowflake_id()'))::numeric, 2)), ', ' ORDER BY gen)
+  FROM (SELECT gen, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms - floor_ms) AS net
+          FROM bench.percall WHERE gen LIKE 'idgen_next%' GROUP BY gen) n;
+
+\echo
+\echo '### batches of 1,000 delivered to one client over a Unix socket'
+\echo
+\echo '| call | IDs/s median (min..max) | of the layout ceiling (4,096,000/s) |'
+\echo '|---|---|---|'
+SELECT format('| `%s` | %s (%s..%s) | %s %% |',
+              CASE gen WHEN 'snowflake' THEN 'snowflake_id_batch(1000)' ELSE 'idgen_next_batch(''b_legacy'', 1000)' END,
+              to_char(percentile_cont(0.5) WITHIN GROUP (ORDER BY ids_per_s), 'FM9,999,999'),
+              to_char(min(ids_per_s), 'FM9,999,999'), to_char(max(ids_per_s), 'FM9,999,999'),
+              round((100 * percentile_cont(0.5) WITHIN GROUP (ORDER BY ids_per_s) / 4096000)::numeric, 1))
+  FROM bench.batches GROUP BY gen ORDER BY gen DESC;
+
+\echo
 \echo '### sustained single-session rate, after borrowing is used up'
 \echo
 \echo '| generator | IDs/s median (min..max) | of the layout ceiling | lead before..after, ms |'

@@ -74,3 +74,4 @@ END $$;
 
 -- part 4: one load per generator into a table keyed by it
 CREATE TABLE bench.large (gen text, rows bigint, seconds float8, index_bytes bigint, table_bytes bigint);
+CREATE TABLE bench.batches (gen text, rep int, ids_per_s float8);

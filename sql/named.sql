@@ -55,6 +55,16 @@ SELECT idgen_create_generator('x', 'time:41 node:10 seq:12', epoch => now() + in
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('x', 'time:30 node:10 seq:23', epoch => '2000-01-01+00');
 \echo :LAST_ERROR_SQLSTATE
+-- definitions that would issue the IDs of snowflake_id(), instagram_id() or
+-- another generator: 42710
+SELECT idgen_create_generator('x', 'snowflake');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('x', 'time:41 node:10 seq:12');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('x', 'time:41 shard:13 seq:10');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('x', 'time:42 dc:3 w:6 seq:12', epoch => '2020-08-02 18:33:54.706+00');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('Bad Name', 'tsid');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('legacy', 'time:42 datacenter:3 worker:6 seq:12',
@@ -179,6 +189,13 @@ SELECT name, layout, unit_ms, state, issued > 0 AS issued, generators
 -- own definition
 \c postgres
 \set SHOW_CONTEXT never
+-- a drop rolled back with its savepoint drops nothing
+BEGIN;
+SAVEPOINT s;
+SELECT idgen_drop_generator('sony', force => true);
+ROLLBACK TO s;
+COMMIT;
+SELECT idgen_next('sony') > 0 AS sony_still_there;
 SELECT idgen_drop_generator('tw');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_drop_generator('tw', force => true);

@@ -95,4 +95,18 @@ idgen_wait_event(const char *name, uint32 *cache)
 #endif
 }
 
+/*
+ * Whether synchronous standbys are in force, as the walsenders see it
+ * (set by the checkpointer from synchronous_standby_names).  Minor releases
+ * of 2025 (15.13, 17.5, 18) replaced the flag sync_standbys_defined by the
+ * bits of sync_standbys_status; SYNC_STANDBY_DEFINED tells them apart.
+ * Caller includes replication/walsender_private.h and holds SyncRepLock.
+ */
+#ifdef SYNC_STANDBY_DEFINED
+#define IDGEN_SYNC_STANDBYS_DEFINED(ctl) \
+	(((ctl)->sync_standbys_status & SYNC_STANDBY_DEFINED) != 0)
+#else
+#define IDGEN_SYNC_STANDBYS_DEFINED(ctl) ((ctl)->sync_standbys_defined)
+#endif
+
 #endif							/* IDGEN_COMPAT_H */

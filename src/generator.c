@@ -83,26 +83,32 @@ idgen_layout_now(const IdgenLayout *layout)
 }
 
 /*
- * The last millisecond of a tick, in ms since idgen.epoch: the scale of the
- * durable reservation, which covers a tick only if it covers all of it.
+ * The first millisecond of a tick, in ms since idgen.epoch: the scale of
+ * the durable reservation.  A tick is covered when its start is: after a
+ * restart every generator resumes at the first tick that starts at or
+ * after the durable reservation (idgen_raise_floor), so every tick issued
+ * before lies below it.  (Covering the whole tick would push the shared
+ * reservation, and so every generator's floor after a restart, a whole
+ * unit ahead of the clock.)
  */
 static inline int64
-idgen_tick_last_ms(const IdgenLayout *layout, int64 tick)
+idgen_tick_start_ms(const IdgenLayout *layout, int64 tick)
 {
 	if (likely(!layout->own_clock))
 		return tick;
-	return layout->epoch_unix_ms + (tick + 1) * layout->unit_ms - 1 -
-		idgen_epoch_unix_ms;
+	return layout->epoch_unix_ms + tick * layout->unit_ms - idgen_epoch_unix_ms;
 }
 
-/* The first tick the reservation (ms since idgen.epoch) does not cover. */
+/* The first tick whose start the reservation (ms since idgen.epoch) does not cover. */
 static inline int64
 idgen_reserved_ticks(const IdgenLayout *layout, int64 reserved_ms)
 {
 	if (likely(!layout->own_clock))
 		return reserved_ms;
-	return idgen_floor_div(reserved_ms + idgen_epoch_unix_ms -
-						   layout->epoch_unix_ms, layout->unit_ms);
+	if (reserved_ms <= 0)
+		return 0;				/* nothing reserved, whatever the epochs */
+	return -idgen_floor_div(layout->epoch_unix_ms -
+							(reserved_ms + idgen_epoch_unix_ms), layout->unit_ms);
 }
 
 /* idgen.max_lead in the layout's ticks. */
@@ -202,13 +208,17 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	if (unlikely(next_ms - now > lead))
 	{
 		SpinLockRelease(&gen->mutex);
-		*gap_ms = idgen_ticks_to_ms(layout, next_ms - now - lead);
+		/* how long until the tick (next - lead) starts */
+		*gap_ms = layout->own_clock ?
+			Max(1, layout->epoch_unix_ms + (next_ms - lead) * layout->unit_ms -
+				idgen_clock_unix_ms()) :
+			next_ms - now - lead;
 		return IDGEN_TOO_FAR_AHEAD;
 	}
 	if (unlikely(next_ms >= reserved))
 	{
 		SpinLockRelease(&gen->mutex);
-		*gap_ms = idgen_tick_last_ms(layout, next_ms);
+		*gap_ms = idgen_tick_start_ms(layout, next_ms);
 		return IDGEN_BEYOND_RESERVATION;
 	}
 	gen->last = last;
@@ -221,7 +231,7 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	SpinLockRelease(&gen->mutex);
 
 	/* the keeper reserves from the highest millisecond issued */
-	next_ms = idgen_tick_last_ms(layout, next_ms);
+	next_ms = idgen_tick_start_ms(layout, next_ms);
 	if (unlikely((uint64) next_ms >
 				 pg_atomic_read_u64(&idgen_shared->issued.ms)))
 		idgen_note_issued(next_ms);
@@ -350,8 +360,9 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 		}
 
 		/*
-		 * Bursts alone never leave the next position more than 1 ms beyond
-		 * the lead we allow, since nothing is issued past it.  A larger gap
+		 * Bursts alone never leave the next position more than 1 ms (one
+		 * tick of a named generator's unit) beyond the lead we allow, since
+		 * nothing is issued past it.  A larger gap
 		 * means the clock went backwards; if even a full max_wait cannot
 		 * close it, say so now rather than sleep in vain.
 		 */

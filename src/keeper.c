@@ -464,15 +464,24 @@ idgen_keeper_commit_durably(const char *what)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s was committed but not flushed to WAL", what)));
 
-	if (max_wal_senders > 0 && SyncRepStandbyNames != NULL &&
-		SyncRepStandbyNames[0] != '\0')
+	/*
+	 * The commit waited (or should have) if the walsenders consider
+	 * synchronous standbys defined, or if this process's own copy of
+	 * synchronous_standby_names says so (a reload it has not processed
+	 * yet, or one the checkpointer has not yet passed on): either way the
+	 * commit must be confirmed.
+	 */
+	if (max_wal_senders > 0)
 	{
 		XLogRecPtr	confirmed;
+		bool		defined;
 
 		LWLockAcquire(SyncRepLock, LW_SHARED);
+		defined = IDGEN_SYNC_STANDBYS_DEFINED(WalSndCtl);
 		confirmed = WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH];
 		LWLockRelease(SyncRepLock);
-		if (confirmed < end)
+		if ((defined || (SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0')) &&
+			confirmed < end)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("%s was not confirmed by the synchronous standbys", what),
@@ -1046,18 +1055,25 @@ idgen_keeper_persist_floors(void)
 	if (pg_atomic_exchange_u32(&keeper->floors_pending, 0) == 0)
 		return;
 
+	/*
+	 * Scan without the mutex (the generators' slow path takes it): each
+	 * value is one aligned 64-bit word, floor_durable is written only by
+	 * this process, and a request posted after this scan sets
+	 * floors_pending again.
+	 */
 	shards = palloc(sizeof(int32) * IDGEN_INSTAGRAM_NSHARDS);
 	positions = palloc(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
-	SpinLockAcquire(&keeper->mutex);
+	pg_memory_barrier();
 	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 	{
-		if (sc->floor_pending[i] > sc->floor_durable[i])
+		uint64		pending = ((volatile uint64 *) sc->floor_pending)[i];
+
+		if (pending > sc->floor_durable[i])
 		{
 			shards[n] = i;
-			positions[n++] = sc->floor_pending[i];
+			positions[n++] = pending;
 		}
 	}
-	SpinLockRelease(&keeper->mutex);
 	if (n == 0)
 		return;
 
@@ -1291,6 +1307,9 @@ idgen_keeper_main(Datum main_arg)
 	before_shmem_exit(idgen_keeper_on_exit, 0);
 
 	idgen_keeper_back_off(failures);
+
+	/* a request a previous keeper took but did not finish is looked at again */
+	pg_atomic_write_u32(&keeper->floors_pending, 1);
 	idgen_keeper_set_state(IDGEN_KEEPER_STARTING,
 						   psprintf("the keeper is connecting to database \"%s\"",
 									idgen_database));

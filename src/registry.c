@@ -51,6 +51,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "storage/shmem.h"
@@ -89,7 +90,15 @@ typedef struct IdgenNamedSlot
 	pg_atomic_uint64 counter_reserved;
 	pg_atomic_uint64 counter_want;
 	bool		state_loaded;	/* durable state applied (keeper only) */
+	bool		state_rewrite;	/* durable state missing or low (keeper only) */
+	int64		state_changed_ms;	/* monotonic ms of a drop/re-create commit */
 } IdgenNamedSlot;
+
+/*
+ * How long the keeper leaves a slot whose dropped mark a commit changed:
+ * its load may run on a snapshot taken before that commit.
+ */
+#define IDGEN_REGISTRY_SETTLE_MS 5000
 
 typedef struct IdgenRegistry
 {
@@ -413,26 +422,52 @@ idgen_registry_load_counters(Oid relid)
 	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	HeapTuple	tup;
 
+	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	bool	   *seen = palloc0(sizeof(bool) * Max(n, 1));
+
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
 		Datum		values[2];
 		bool		nulls[2];
 		int			i;
+		uint64		row;
 
 		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
 		if (nulls[0] || nulls[1])
 			continue;
 		i = idgen_registry_find(TextDatumGetCString(values[0]));
-		if (i >= 0 && registry_slots[i].spec.time_field < 0 &&
-			!registry_slots[i].state_loaded)
-			idgen_raise_position(&registry_gens[i].gen,
-								 (uint64) DatumGetInt64(values[1]));
+		if (i < 0 || (uint32) i >= n || registry_slots[i].spec.time_field >= 0)
+			continue;
+		seen[i] = true;
+		row = (uint64) DatumGetInt64(values[1]);
+		if (!registry_slots[i].state_loaded)
+			idgen_raise_position(&registry_gens[i].gen, row);
+		else if (row < pg_atomic_read_u64(&registry_slots[i].counter_reserved))
+			registry_slots[i].state_rewrite = true;
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
 
-	for (uint32 i = 0; i < pg_atomic_read_u32(&registry->nslots); i++)
-		registry_slots[i].state_loaded = true;
+	/*
+	 * A counter without its row: created with one, so the state was lost.
+	 * Before this shared memory ran it, refuse it (no floor can be derived
+	 * for a counter); while it runs, write the row again from memory.
+	 */
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[i];
+
+		if (slot->spec.time_field < 0 && !seen[i] &&
+			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_REFUSED)
+		{
+			if (!slot->state_loaded)
+				idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+									 "its durable counter state is missing from idgen_counter_state; restore it from a backup, or drop the generator and create one under a new name");
+			else
+				slot->state_rewrite = true;
+		}
+		slot->state_loaded = true;
+	}
 }
 
 /*
@@ -476,7 +511,7 @@ idgen_registry_plan_counters(void)
 		SpinLockAcquire(&gen->mutex);
 		next = gen->last;
 		SpinLockRelease(&gen->mutex);
-		if (want > reserved || next >= reserved ||
+		if (slot->state_rewrite || want > reserved || next >= reserved ||
 			reserved - next < (uint64) slot->spec.counter.refill)
 		{
 			counter_plan_slot[counter_plan_n] = i;
@@ -555,6 +590,7 @@ idgen_registry_publish_counters(void)
 		IdgenNamedSlot *slot = &registry_slots[counter_plan_slot[p]];
 		uint64		old = pg_atomic_read_u64(&slot->counter_reserved);
 
+		slot->state_rewrite = false;
 		while (old < counter_plan_reserved[p] &&
 			   !pg_atomic_compare_exchange_u64(&slot->counter_reserved, &old,
 											   counter_plan_reserved[p]))
@@ -627,10 +663,14 @@ idgen_registry_load(Oid relid)
 		i = idgen_registry_find(name);
 		if (i < 0)
 		{
-			if (!dropped)
-				idgen_registry_install(name, layout_text, epoch, unit, &options, false);
+			/* dropped ones too: their IDs can still be decoded by name */
+			idgen_registry_install(name, layout_text, epoch, unit, &options, dropped);
 			continue;
 		}
+		/* a drop or re-creation committed after our snapshot: leave it */
+		if (idgen_clock_monotonic_ms() - registry_slots[i].state_changed_ms <
+			IDGEN_REGISTRY_SETTLE_MS)
+			continue;
 		if (pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_REFUSED)
 			continue;
 		if (!idgen_registry_same(i, name, layout_text, epoch, unit, &options))
@@ -669,7 +709,12 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 		int64		deadline = idgen_clock_monotonic_ms() + 1000;
 		Latch	   *latch;
 
-		idgen_refuse_in_recovery("idgen_next");
+		if (RecoveryInProgress())
+			ereport(ERROR,
+					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+					 errmsg("named generators are not available during recovery"),
+					 errdetail("The keeper loads their definitions, and it runs only on a primary."),
+					 errhint("Decode on the primary, or with idgen_decode_layout() and the definition from idgen_generators.")));
 		pg_atomic_write_u32(&registry->reload_requested, 1);
 		latch = idgen_keeper_latch();
 		if (latch != NULL)
@@ -1256,6 +1301,7 @@ typedef struct IdgenPendingState
 {
 	char		name[NAMEDATALEN];
 	IdgenSlotState state;
+	SubTransactionId subid;
 } IdgenPendingState;
 
 static List *pending_states = NIL;
@@ -1275,13 +1321,45 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 
 			if (i >= 0 &&
 				pg_atomic_read_u32(&registry_slots[i].state) != IDGEN_SLOT_REFUSED)
+			{
+				registry_slots[i].state_changed_ms = idgen_clock_monotonic_ms();
 				idgen_slot_set_state(i, p->state, NULL);
+			}
 		}
 	}
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT)
+
+	/*
+	 * A prepared transaction may commit in another session or never: the
+	 * keeper's next load applies it then, as for any other session.
+	 */
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE)
 	{
 		list_free_deep(pending_states);
 		pending_states = NIL;
+	}
+}
+
+/* A rolled-back subtransaction takes its drops and re-creations with it. */
+static void
+idgen_registry_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								SubTransactionId parentSubid, void *arg)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending_states)
+	{
+		IdgenPendingState *p = lfirst(lc);
+
+		if (p->subid != mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+			p->subid = parentSubid;
+		else if (event == SUBXACT_EVENT_ABORT_SUB)
+		{
+			pending_states = foreach_delete_current(pending_states, lc);
+			pfree(p);
+		}
 	}
 }
 
@@ -1289,18 +1367,24 @@ static void
 idgen_registry_at_commit(const char *name, IdgenSlotState state)
 {
 	IdgenPendingState *p;
+	MemoryContext oldcxt;
 
 	if (registry == NULL)
 		return;
 	if (!pending_callback_registered)
 	{
 		RegisterXactCallback(idgen_registry_xact_callback, NULL);
+		RegisterSubXactCallback(idgen_registry_subxact_callback, NULL);
 		pending_callback_registered = true;
 	}
-	p = MemoryContextAlloc(TopMemoryContext, sizeof(IdgenPendingState));
+	/* the list outlives the caller's contexts (SPI's among them) */
+	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	p = palloc(sizeof(IdgenPendingState));
 	strlcpy(p->name, name, sizeof(p->name));
 	p->state = state;
+	p->subid = GetCurrentSubTransactionId();
 	pending_states = lappend(pending_states, p);
+	MemoryContextSwitchTo(oldcxt);
 }
 
 /* Named generators are defined in idgen.database only (55000). */
@@ -1336,6 +1420,16 @@ idgen_registry_table(void)
 					quote_identifier(get_namespace_name(nsp)));
 }
 
+/* "<schema>.idgen", to which table names are appended */
+static char *
+idgen_registry_schema_prefix(void)
+{
+	char	   *table = idgen_registry_table();
+
+	table[strlen(table) - strlen("_generator")] = '\0';
+	return table;
+}
+
 static void
 idgen_check_generator_name(const char *name)
 {
@@ -1353,6 +1447,112 @@ idgen_check_generator_name(const char *name)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("invalid generator name \"%s\"", name),
 					 errdetail("A name is a lower-case identifier: letters, digits and underscores.")));
+}
+
+/*
+ * What makes the IDs of a definition on this server: two definitions with
+ * the same signature issue the same IDs, whatever their field names or
+ * node splits, so the second is refused.
+ */
+static char *
+idgen_spec_signature(const IdgenSpec *spec)
+{
+	StringInfoData buf;
+	bool		fits;
+	uint64		random_mask = 0;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "w%d e" INT64_FORMAT " u%d", spec->width,
+					 spec->epoch_unix_ms, spec->unit_ms);
+	if (spec->time_field >= 0)
+		appendStringInfo(&buf, " t%d/%d", spec->fields[spec->time_field].shift,
+						 spec->fields[spec->time_field].bits);
+	else
+		appendStringInfo(&buf, " c%d/" INT64_FORMAT "/%s", spec->counter.stripes,
+						 spec->counter.segment, idgen_counter_options_text(spec));
+	if (spec->seq_field >= 0)
+		appendStringInfo(&buf, " s%d/%d", spec->fields[spec->seq_field].shift,
+						 spec->fields[spec->seq_field].bits);
+	if (spec->shard_field >= 0)
+		appendStringInfo(&buf, " h%d/%d", spec->fields[spec->shard_field].shift,
+						 spec->fields[spec->shard_field].bits);
+	for (int f = 0; f < spec->nfields; f++)
+		if (spec->fields[f].kind == IDGEN_FIELD_RANDOM)
+			random_mask |= ((UINT64CONST(1) << spec->fields[f].bits) - 1) << spec->fields[f].shift;
+	appendStringInfo(&buf, " r" UINT64_FORMAT " f" INT64_FORMAT, random_mask,
+					 idgen_spec_node_value(spec, Max(idgen_node_id, 0), &fits));
+	return buf.data;
+}
+
+/* The signature of a layout under idgen.epoch and 1 ms. */
+static char *
+idgen_fixed_signature(const char *layout)
+{
+	IdgenSpec	spec;
+	bool		epoch_given;
+	bool		unit_given;
+
+	idgen_parse_layout(layout, &spec, &epoch_given, &unit_given);
+	idgen_spec_set_clock(&spec, idgen_epoch_unix_ms, 1);
+	return idgen_spec_signature(&spec);
+}
+
+/*
+ * Refuse a definition that would issue the IDs of snowflake_id(),
+ * instagram_id() or another named generator (42710).  Caller is connected
+ * to SPI.
+ */
+static void
+idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table)
+{
+	char	   *mine = idgen_spec_signature(spec);
+	const char *other = NULL;
+
+	if (strcmp(mine, idgen_fixed_signature("time:41 node:10 seq:12")) == 0)
+		other = "snowflake_id()";
+	else if (strcmp(mine, idgen_fixed_signature("time:41 shard:13 seq:10")) == 0)
+		other = "instagram_id()";
+	else
+	{
+		if (SPI_execute(psprintf("SELECT name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment FROM %s",
+								 table), true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read idgen_generator");
+		for (uint64 r = 0; r < SPI_processed && other == NULL; r++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[r];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		isnull;
+			char	   *rname = SPI_getvalue(tup, desc, 1);
+			IdgenCounterOptions options;
+			IdgenSpec  *rspec = palloc(sizeof(IdgenSpec));
+			Datum		d;
+
+			if (strcmp(rname, name) == 0)
+				continue;
+			d = SPI_getbinval(tup, desc, 5, &isnull);
+			options.prefetch = isnull ? 0 : DatumGetInt32(d);
+			d = SPI_getbinval(tup, desc, 6, &isnull);
+			options.refill = isnull ? 0 : DatumGetInt32(d);
+			d = SPI_getbinval(tup, desc, 7, &isnull);
+			options.stripes = isnull ? 0 : DatumGetInt32(d);
+			options.owned = SPI_getvalue(tup, desc, 8);
+			d = SPI_getbinval(tup, desc, 9, &isnull);
+			options.segment = isnull ? 0 : DatumGetInt64(d);
+			if (!idgen_registry_parse(rname, SPI_getvalue(tup, desc, 2), &options, rspec))
+				continue;
+			idgen_spec_set_clock(rspec,
+								 idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull))),
+								 DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull)));
+			if (strcmp(mine, idgen_spec_signature(rspec)) == 0)
+				other = psprintf("generator \"%s\"", rname);
+		}
+	}
+	if (other != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("generator \"%s\" would issue the same IDs as %s", name, other),
+				 errdetail("Its fields, epoch and unit put the same bits in the same places; two generators with their own state would hand out the same IDs."),
+				 errhint("Use %s itself, or change the epoch, the layout or a constant field.", other)));
 }
 
 /*
@@ -1491,9 +1691,24 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 			elog(ERROR, "could not update idgen_generator");
 		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE);
 	}
-	else if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", table),
-								   9, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not insert into idgen_generator");
+	else
+	{
+		idgen_refuse_same_ids(name, &spec, table);
+		if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", table),
+								  9, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not insert into idgen_generator");
+
+		/*
+		 * A counter starts with its durable state, at 0: a counter whose
+		 * row is missing later has lost it, and is refused rather than
+		 * started again at 0.
+		 */
+		if (spec.time_field < 0 &&
+			SPI_execute_with_args(psprintf("INSERT INTO %s_counter_state (name, reserved) SELECT $1, 0 WHERE NOT EXISTS (SELECT FROM %s_counter_state WHERE name = $1)",
+										   idgen_registry_schema_prefix(), idgen_registry_schema_prefix()),
+								  1, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not insert into idgen_counter_state");
+	}
 	SPI_finish();
 	PG_RETURN_VOID();
 }

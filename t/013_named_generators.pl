@@ -35,6 +35,28 @@ $node->safe_psql('app', q{
 	CREATE TABLE t (g text, id bigint);
 });
 
+# --- a coarse unit holds back nothing after a restart ------------------------
+# A generator counting minutes: its IDs need the reservation to cover only
+# the start of their minute, so an immediate restart floors every other
+# generator no further ahead than usual, and snowflake_id() works at once
+# with the default clock policy.
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('minutes', 'time:30 node:10 seq:23',
+	                              epoch => '2024-01-01+00', unit => '1 min')});
+my $minute_id = $node->safe_psql('app', q{SELECT max(idgen_next('minutes')) FROM generate_series(1, 100)});
+$node->stop('immediate');
+$start->('start');
+is(error_of($node, 'SELECT snowflake_id(), instagram_id(1)'), 'no error',
+	'after a minute-unit generator and an immediate restart, snowflake_id() works at once');
+# The minute generator itself resumes at the next minute that starts at or
+# after the durable reservation: until then it says how long to wait (or,
+# in the last second of a minute, waits), never reissuing this minute.
+my ($ret, $next_minute, $minute_err) = $node->psql('app',
+	"\\set VERBOSITY verbose\nSELECT idgen_next('minutes') > $minute_id");
+ok(($ret == 0 && $next_minute eq 't') ||
+	$minute_err =~ /ERROR:\s+55000: wall clock is behind the minutes IDs already issued/,
+	'the minute generator continues above its IDs, or waits for the next minute');
+
 # --- 8 concurrent clients over two databases -------------------------------
 my $insert = q{INSERT INTO t VALUES ('legacy', idgen_next('legacy')), ('sony', idgen_next('sony')), ('shards', idgen_next('shards', 5));};
 $node->safe_psql('postgres', 'CREATE TABLE t (g text, id bigint)');
@@ -58,8 +80,10 @@ is($node->safe_psql('app', q{
 # Sonyflake: 256 IDs per 10 ms tick.  With the clock frozen and max_lead
 # 100 ms, exactly 11 ticks of 256 are issued, then 53400.
 $node->append_conf('postgresql.conf', "idgen.max_lead = 100ms\nidgen.max_wait = 200ms\n");
-# frozen 2 s ahead of the real clock, on a whole second (a tick boundary)
-$set_clock->(strftime('%Y-%m-%d %H:%M:%S', gmtime(time() + 2)));
+# frozen 5 s ahead of the real clock, on a whole second (a tick boundary):
+# beyond anything the generator issued (the restart above floored it up to
+# a reservation, about a second, ahead of the clock)
+$set_clock->(strftime('%Y-%m-%d %H:%M:%S', gmtime(time() + 5)));
 $node->reload;
 $node->poll_query_until('postgres', "SELECT current_setting('idgen.max_lead') = '100ms'");
 $node->safe_psql('postgres',

@@ -171,6 +171,19 @@ is($standby->safe_psql('postgres', q{
 	'3', 'its counter carries its own node id as worker');
 resumes_above($standby, 'failover to a synchronous standby');
 
+# --- a counter whose durable state is lost is refused, not restarted at 0 ---
+my $b = $servers[1];
+$b->safe_psql('postgres', q{DELETE FROM idgen_counter_state WHERE name = 'tickets'});
+ok($b->poll_query_until('postgres', q{SELECT count(*) = 1 FROM idgen_counter_state WHERE name = 'tickets'}),
+	'while the server runs, the keeper writes a missing counter state again');
+$b->safe_psql('postgres', q{DELETE FROM idgen_counter_state WHERE name = 'tickets'});
+$b->stop('immediate');
+$b->start;
+wait_for_keeper($b);
+my (undef, undef, $err) = $b->psql('postgres', "\\set VERBOSITY verbose\nSELECT idgen_next('tickets')");
+like($err, qr/ERROR:\s+55000: generator "tickets" cannot issue IDs on this server\nDETAIL:\s+its durable counter state is missing/,
+	'after a restart without it, the counter is refused (55000), never started again at 0');
+
 $standby->stop;
 $servers[1]->stop;
 $merge->stop;
