@@ -76,10 +76,13 @@ SELECT (SELECT count(*) FROM (SELECT * FROM before_customers EXCEPT SELECT * FRO
        (SELECT count(*) FROM (SELECT * FROM customers EXCEPT SELECT * FROM before_customers) s) AS new_customers,
        (SELECT count(*) FROM (SELECT * FROM before_orders EXCEPT SELECT * FROM orders) s) AS lost_orders,
        (SELECT count(*) FROM invoices) AS invoices, (SELECT count(*) FROM vip_notes) AS vip_notes;
+-- (NOT NULL constraints are catalogued from PostgreSQL 18 on: left out, so
+-- that every version prints the same)
 SELECT conrelid::regclass AS rel, contype, pg_get_constraintdef(oid) AS def, convalidated
   FROM pg_constraint
  WHERE conrelid IN ('customers'::regclass, 'orders'::regclass, 'invoices'::regclass, 'badges'::regclass,
                     'vip'::regclass, 'vip_notes'::regclass, 'audit'::regclass)
+   AND contype <> 'n'
  ORDER BY conrelid::regclass::text, contype, pg_get_constraintdef(oid);
 
 -- new rows, by DEFAULT and by COPY, get IDs above every old one, from the
