@@ -196,3 +196,55 @@ SELECT format('extension: relocatable=%s schema=%s config=%s conditions=%s',
 }
 
 1;
+
+# ---- helpers added for the Citus test (t/040) ----
+
+use PostgreSQL::Test::Cluster;
+
+push @EXPORT, qw(citus_node citus_fleet_duplicates);
+
+# A new, started server for a Citus cluster: Citus and idgen preloaded
+# (Citus first: it refuses to start otherwise), node id $node_id, and
+# $extra configuration lines.  Citus' rebalancer connects to the node
+# itself by citus.local_hostname, "localhost" by default, over TCP; the
+# test servers listen on a Unix socket only, so it gets the socket
+# directory instead.  $preload overrides shared_preload_libraries.
+sub citus_node
+{
+	my ($name, $node_id, %opt) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	my $preload = $opt{preload} // 'citus,idgen';
+	$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = '$preload'
+idgen.node_id = $node_id
+max_connections = 100
+max_worker_processes = 16
+citus.local_hostname = '@{[ $node->host ]}'
+citus.shard_count = 8
+log_statement = ddl
+} . ($opt{extra} // ''));
+	$node->start;
+	wait_for_keeper($node) if $preload =~ /idgen/;
+	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
+	return $node;
+}
+
+# The fleet check of the README, run on a Citus coordinator: the node ids
+# of the coordinator and of every worker, and those that occur more than
+# once, as "id:count" in ascending order ("" when all differ).
+sub citus_fleet_duplicates
+{
+	my ($coordinator) = @_;
+	return $coordinator->safe_psql('postgres', q{
+		SELECT coalesce(string_agg(format('%s:%s', node_id, n), ' ' ORDER BY node_id), '')
+		  FROM (SELECT node_id, count(*) AS n
+		          FROM (SELECT node_id FROM idgen_status()
+		                UNION ALL
+		                SELECT result::int FROM run_command_on_workers(
+		                         $$SELECT node_id FROM idgen_status()$$)
+		                 WHERE success) s
+		         GROUP BY node_id HAVING count(*) > 1) d});
+}
+
+1;
