@@ -28,11 +28,12 @@ SELECT count(*) AS ids,
           FROM (SELECT n, clock_timestamp() AS before, snowflake_id() AS id, clock_timestamp() AS after
                   FROM generate_series(1, 2000000) n) g) s;
 
+-- (that a millisecond holds exactly 1,024 IDs of a shard, and no more, is
+-- proven under a frozen clock in t/004: here it would depend on the speed)
 SELECT count(*) AS ids,
        count(DISTINCT id) = count(*) AS all_distinct,
        bool_and(id > prev) AS strictly_increasing,
        bool_and(instagram_id_shard(id) = 1) AS shard_ok,
-       max(instagram_id_seq(id)) = 1023 AS used_whole_ms,
        bool_and(instagram_id_time(id) > before - interval '1 ms') AS not_behind_clock,
        bool_and(instagram_id_time(id) <= after + current_setting('idgen.max_lead')::interval) AS within_max_lead
   FROM (SELECT id, before, after, lag(id) OVER (ORDER BY n) AS prev
