@@ -78,6 +78,9 @@ idgen_layout_now(const IdgenLayout *layout)
 {
 	if (likely(!layout->own_clock))
 		return idgen_clock_ms();
+	/* most named layouts count milliseconds: no division on their hot path */
+	if (layout->unit_ms == 1)
+		return idgen_clock_unix_ms() - layout->epoch_unix_ms;
 	return idgen_floor_div(idgen_clock_unix_ms() - layout->epoch_unix_ms,
 						   layout->unit_ms);
 }
@@ -107,6 +110,8 @@ idgen_reserved_ticks(const IdgenLayout *layout, int64 reserved_ms)
 		return reserved_ms;
 	if (reserved_ms <= 0)
 		return 0;				/* nothing reserved, whatever the epochs */
+	if (layout->unit_ms == 1)
+		return reserved_ms + idgen_epoch_unix_ms - layout->epoch_unix_ms;
 	return -idgen_floor_div(layout->epoch_unix_ms -
 							(reserved_ms + idgen_epoch_unix_ms), layout->unit_ms);
 }
@@ -115,7 +120,7 @@ idgen_reserved_ticks(const IdgenLayout *layout, int64 reserved_ms)
 static inline int64
 idgen_lead_ticks(const IdgenLayout *layout)
 {
-	if (likely(!layout->own_clock))
+	if (likely(!layout->own_clock) || layout->unit_ms == 1)
 		return idgen_max_lead_ms;
 	return idgen_max_lead_ms / layout->unit_ms;
 }
