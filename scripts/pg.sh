@@ -80,13 +80,58 @@ apt_opts=(
 	-o "Debug::NoLocking=1"
 	-o "APT::Sandbox::User=root"
 )
+# A mirror can list a new point release before it carries its files.  Then
+# fetch the latest earlier point release still in the pool: its .dsc must
+# carry a good signature from a Debian developer's key (debian-keyring),
+# and the upstream tarball must match the checksum that .dsc gives.
+fetch_earlier() {
+	local listed dir upstream rev major minor m dsc orig sum
+	need_packages curl gnupg debian-keyring
+	listed=$(apt-cache "${apt_opts[@]}" showsrc "postgresql-$version" |
+		awk '/^Version:/ && !v {v=$2} /^Directory:/ && !d {d=$2} END {print v, d}')
+	read -r upstream dir <<<"$listed"
+	rev=-${upstream#*-}
+	upstream=${upstream%%-*}
+	major=${upstream%%.*}
+	minor=${upstream#*.}
+	case "$major.$minor" in
+		"$version".[0-9]*) ;;
+		*) log "cannot read the listed version \"$listed\""; return 1 ;;
+	esac
+	for ((m = minor - 1; m >= 0 && m >= minor - 4; m--)); do
+		dsc=postgresql-${version}_$major.$m$rev.dsc
+		curl -fsS -o "$work/$dsc" "${mirror%/}/$dir/${dsc//+/%2b}" 2>/dev/null || continue
+		if ! gpgv --keyring /usr/share/keyrings/debian-keyring.gpg \
+			--output "$work/$dsc.verified" "$work/$dsc" 2>/dev/null; then
+			log "$dsc: no good signature from a Debian developer; not used"
+			continue
+		fi
+		read -r sum orig < <(awk '/^Checksums-Sha256:/ {s=1; next} /^[^ ]/ {s=0}
+			s && $3 ~ /\.orig\.tar\./ {print $1, $3}' "$work/$dsc.verified")
+		[ -n "$orig" ] || continue
+		log "fetching $orig (from $dsc)"
+		curl -fsS -o "$work/$orig" "${mirror%/}/$dir/$orig" || continue
+		if ! echo "$sum  $work/$orig" | sha256sum -c --quiet -; then
+			log "$orig does not match its checksum in $dsc; not used"
+			rm -f "$work/$orig"
+			continue
+		fi
+		return 0
+	done
+	log "no earlier point release of postgresql-$version found on the mirror"
+	return 1
+}
+
 log "fetching the source package postgresql-$version ($suite)"
 apt-get "${apt_opts[@]}" update -qq >&2
 work=$apt_dir/src/$version
 rm -rf "$work"
 mkdir -p "$work"
-(cd "$work" && apt-get "${apt_opts[@]}" source --download-only -qq \
-	"postgresql-$version/$suite" >&2)
+if ! (cd "$work" && apt-get "${apt_opts[@]}" source --download-only -qq \
+	"postgresql-$version/$suite" >&2); then
+	log "the version $suite lists is not on the mirror; trying its earlier point releases"
+	fetch_earlier || exit 1
+fi
 orig=$(ls "$work"/postgresql-"$version"_*.orig.tar.* | head -n 1)
 log "unpacking $(basename "$orig")"
 tar -C "$work" -xf "$orig"
