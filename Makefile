@@ -16,7 +16,11 @@ OBJS = \
 	src/layout.o \
 	src/registry.o \
 	src/counter.o \
-	src/codec.o
+	src/codec.o \
+	src/lease.o
+
+# node-id leases talk to etcd over HTTP (lease.c)
+SHLIB_LINK += -lcurl
 
 EXTENSION = idgen
 DATA = idgen--1.0.sql idgen--1.0--1.1.sql

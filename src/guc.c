@@ -29,6 +29,7 @@
 #include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
+#include "utils/varlena.h"
 
 #include "compat.h"
 #include "idgen.h"
@@ -36,6 +37,11 @@
 #define IDGEN_DEFAULT_EPOCH "2024-01-01 00:00:00+00"
 
 int			idgen_node_id = -1;
+char	   *idgen_node_id_string = NULL;
+bool		idgen_leases_on = false;
+char	   *idgen_lease_endpoints = NULL;
+char	   *idgen_lease_prefix = NULL;
+int			idgen_lease_ttl_s = 10;
 int			idgen_max_lead_ms = 2000;
 int			idgen_max_wait_ms = 1000;
 int			idgen_reservation_ms = 1000;
@@ -219,6 +225,101 @@ idgen_refuse_substituted_default(const char *name, bool accepted)
 }
 
 /*
+ * idgen.node_id: a number from -1 (unset) to IDGEN_SNOWFLAKE_MAX_NODE, or
+ * "auto" (the keeper claims the lowest free id in etcd).  Sets *node_id.
+ */
+static bool
+idgen_parse_node_id(const char *value, int *node_id)
+{
+	if (pg_strcasecmp(value, "auto") == 0)
+	{
+		*node_id = IDGEN_NODE_AUTO;
+		return true;
+	}
+	return parse_int(value, node_id, 0, NULL) &&
+		*node_id >= -1 && *node_id <= IDGEN_SNOWFLAKE_MAX_NODE;
+}
+
+static bool
+idgen_check_node_id(char **newval, void **extra, GucSource source)
+{
+	int			node_id;
+
+	if (!idgen_parse_node_id(*newval, &node_id))
+	{
+		GUC_check_errdetail("\"idgen.node_id\" must be an integer from -1 (unset) to %d, or \"auto\".",
+							IDGEN_SNOWFLAKE_MAX_NODE);
+		return false;
+	}
+	*extra = idgen_guc_malloc(sizeof(int));
+	if (*extra == NULL)
+		return false;
+	*(int *) *extra = node_id;
+	return true;
+}
+
+static void
+idgen_assign_node_id(const char *newval, void *extra)
+{
+	idgen_node_id = *(int *) extra;
+}
+
+/* idgen.lease_endpoints: a list of http(s) URLs of etcd; empty = off */
+static bool
+idgen_check_lease_endpoints(char **newval, void **extra, GucSource source)
+{
+	char	   *copy = pstrdup(*newval);
+	List	   *list;
+	ListCell   *lc;
+
+	if (!SplitGUCList(copy, ',', &list))
+	{
+		GUC_check_errdetail("List syntax is invalid.");
+		return false;
+	}
+	foreach(lc, list)
+	{
+		const char *url = lfirst(lc);
+
+		if ((strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
+			strlen(url) > 200 || strpbrk(url, " \t\r\n\"") != NULL)
+		{
+			GUC_check_errdetail("Each endpoint must be an http:// or https:// URL of etcd's client port, such as \"http://127.0.0.1:2379\".");
+			return false;
+		}
+	}
+	return true;
+}
+
+static void
+idgen_assign_lease_endpoints(const char *newval, void *extra)
+{
+	idgen_leases_on = newval != NULL && newval[0] != '\0';
+}
+
+/* idgen.lease_prefix: the etcd key prefix, "/" at both ends */
+static bool
+idgen_check_lease_prefix(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval;
+	size_t		len = strlen(p);
+
+	if (len < 1 || len > 200 || p[0] != '/' || p[len - 1] != '/' ||
+		strpbrk(p, "\"\\") != NULL)
+	{
+		GUC_check_errdetail("The prefix must start and end with \"/\", as in \"/idgen/\" or \"/idgen/prod/\", and hold no quote or backslash.");
+		return false;
+	}
+	for (; *p; p++)
+		if ((unsigned char) *p < 0x20)
+		{
+			GUC_check_errdetail("The prefix must not hold control characters.");
+			return false;
+		}
+	return true;
+}
+
+/*
  * idgen.shards: the instagram shards this server may issue IDs for, as a
  * bitmap of IDGEN_INSTAGRAM_NSHARDS bits.  Until the setting is assigned,
  * all shards are owned.
@@ -316,17 +417,47 @@ idgen_define_gucs(void)
 		PGC_POSTMASTER : PGC_SIGHUP;
 	char	   *node_id_configured = idgen_configured_value("idgen.node_id");
 	char	   *epoch_configured = idgen_configured_value("idgen.epoch");
+	char	   *endpoints_configured = idgen_configured_value("idgen.lease_endpoints");
+	char	   *prefix_configured = idgen_configured_value("idgen.lease_prefix");
 
-	DefineCustomIntVariable("idgen.node_id",
-							"Node id (0..1023) embedded in every snowflake ID this server issues.",
-							"Give every server, standbys included, its own node id. "
-							"-1 means unset: snowflake_id() then refuses to run.",
-							&idgen_node_id,
-							-1,
-							-1,
-							IDGEN_SNOWFLAKE_MAX_NODE,
+	DefineCustomStringVariable("idgen.node_id",
+							   "Node id (0..1023) embedded in every snowflake ID this server issues, or \"auto\".",
+							   "Give every server, standbys included, its own node id. "
+							   "-1 means unset: snowflake_id() then refuses to run. "
+							   "\"auto\" claims the lowest free id in etcd (\"idgen.lease_endpoints\").",
+							   &idgen_node_id_string,
+							   "-1",
+							   fixed,
+							   0,
+							   idgen_check_node_id, idgen_assign_node_id, NULL);
+
+	DefineCustomStringVariable("idgen.lease_endpoints",
+							   "etcd client URLs at which the keeper leases this server's node id; empty means no leases.",
+							   "A comma-separated list, such as \"http://10.0.0.1:2379,http://10.0.0.2:2379\".",
+							   &idgen_lease_endpoints,
+							   "",
+							   fixed,
+							   0,
+							   idgen_check_lease_endpoints, idgen_assign_lease_endpoints, NULL);
+
+	DefineCustomStringVariable("idgen.lease_prefix",
+							   "etcd key prefix under which node ids are leased.",
+							   "Servers that must not share a node id use the same prefix; give each cluster its own, such as \"/idgen/prod/\".",
+							   &idgen_lease_prefix,
+							   "/idgen/",
+							   fixed,
+							   0,
+							   idgen_check_lease_prefix, NULL, NULL);
+
+	DefineCustomIntVariable("idgen.lease_ttl",
+							"Time to live of the node-id lease in etcd.",
+							"Generation under the node id stops when the lease is not renewed within this less a quarter of it.",
+							&idgen_lease_ttl_s,
+							10,
+							2,
+							3600,
 							fixed,
-							0,
+							GUC_UNIT_S,
 							NULL, NULL, NULL);
 
 	DefineCustomStringVariable("idgen.epoch",
@@ -426,10 +557,17 @@ idgen_define_gucs(void)
 
 		if (node_id_configured)
 			idgen_refuse_substituted_default("idgen.node_id",
-											 parse_int(node_id_configured, &node_id, 0, NULL) &&
+											 idgen_parse_node_id(node_id_configured, &node_id) &&
 											 node_id == idgen_node_id);
 		if (epoch_configured)
 			idgen_refuse_substituted_default("idgen.epoch",
 											 strcmp(epoch_configured, idgen_epoch_string) == 0);
+		/* a bad endpoint list must not quietly switch the leases off */
+		if (endpoints_configured)
+			idgen_refuse_substituted_default("idgen.lease_endpoints",
+											 strcmp(endpoints_configured, idgen_lease_endpoints) == 0);
+		if (prefix_configured)
+			idgen_refuse_substituted_default("idgen.lease_prefix",
+											 strcmp(prefix_configured, idgen_lease_prefix) == 0);
 	}
 }

@@ -186,9 +186,52 @@ typedef struct IdgenShardControl
 	uint8		applied[IDGEN_INSTAGRAM_NSHARDS / 8];
 } IdgenShardControl;
 
+/*
+ * Node-id leases in etcd (lease.c).  The word is read by every call of a
+ * generator that embeds the node id, once leases are on: IDGEN_LEASE_VALID
+ * and the node id while this server's claim stands, 0 otherwise.  The rest
+ * is the keeper's, protected by mutex, for errors and status.
+ */
+#define IDGEN_LEASE_VALID			((uint32) 1 << 31)
+
+/* idgen.node_id = 'auto': the keeper claims the lowest free id */
+#define IDGEN_NODE_AUTO				(-2)
+
+typedef enum IdgenLeaseState
+{
+	IDGEN_LEASE_OFF = 0,		/* idgen.lease_endpoints is empty */
+	IDGEN_LEASE_CLAIMING,		/* no claim yet (etcd not reached) */
+	IDGEN_LEASE_HELD,			/* claimed, renewed in time */
+	IDGEN_LEASE_TAKEN,			/* another server holds our node id */
+	IDGEN_LEASE_LOST			/* was held; not renewed in time, or gone */
+} IdgenLeaseState;
+
+typedef union IdgenLeaseWordPadded
+{
+	pg_atomic_uint32 word;
+	char		pad[PG_CACHE_LINE_SIZE];
+} IdgenLeaseWordPadded;
+
+typedef struct IdgenLease
+{
+	slock_t		mutex;
+	IdgenLeaseState state;
+	int64		lease_id;		/* 0 if none */
+	int32		node_id;		/* claimed, or being claimed; -1 if none */
+	int64		deadline_ms;	/* monotonic: generation stops here */
+	int64		recorded_unix_ms;	/* our reservation as etcd records it */
+	TimestampTz since;			/* claimed at */
+	uint64		renewals;
+	char		holder[256];	/* who holds our node id, when another does */
+	char		error[256];		/* the last etcd failure */
+	TimestampTz error_at;
+} IdgenLease;
+
 typedef struct IdgenShared
 {
 	IdgenKeeperPadded keeper;
+	IdgenLeaseWordPadded lease_word;
+	IdgenLease	lease;
 	IdgenIssuedPadded issued;
 	IdgenGeneratorPadded snowflake;
 	IdgenGeneratorPadded uuidv7;
@@ -412,8 +455,50 @@ extern void idgen_raise_position(IdgenGenerator *gen, uint64 position);
 extern void idgen_raise_all_floors(int64 floor_ms);
 IDGEN_NORETURN extern void idgen_report_never_switched_off(IdgenGenerator *gen);
 
-/* snowflake.c */
-extern void idgen_require_node_id(const char *funcname);
+/* lease.c */
+extern bool idgen_leases_on;
+extern char *idgen_lease_endpoints;
+extern char *idgen_lease_prefix;
+extern int	idgen_lease_ttl_s;
+extern void idgen_lease_init(IdgenLease *lease);
+extern const char *idgen_lease_state_name(IdgenLeaseState state);
+IDGEN_NORETURN extern void idgen_report_no_node(const char *funcname);
+extern int32 idgen_current_node_id(void);
+extern long idgen_lease_step(void);
+extern void idgen_lease_before_publish(int64 unix_ms);
+extern void idgen_lease_on_keeper_exit(bool shutdown);
+
+/*
+ * Before a generator that embeds the node id takes a position: without
+ * leases, the node id must be set.  (With leases, see idgen_issued_node.)
+ */
+static inline void
+idgen_require_node_id(const char *funcname)
+{
+	if (unlikely(idgen_node_id < 0) && !idgen_leases_on)
+		idgen_report_no_node(funcname);
+}
+
+/*
+ * After such a generator has taken its position: the node id to compose it
+ * with.  With leases this is one atomic read of the lease word, and it must
+ * come after the position: the keeper clears the word before it publishes a
+ * reservation that etcd does not record (lease.c), so a position within
+ * such a reservation is never returned under the node id.
+ */
+static inline int32
+idgen_issued_node(const char *funcname)
+{
+	uint32		word;
+
+	if (likely(!idgen_leases_on))
+		return idgen_node_id;
+	pg_read_barrier();
+	word = pg_atomic_read_u32(&idgen_shared->lease_word.word);
+	if (unlikely((word & IDGEN_LEASE_VALID) == 0))
+		idgen_report_no_node(funcname);
+	return (int32) (word & ~IDGEN_LEASE_VALID);
+}
 
 /* keeper.c */
 extern void idgen_keeper_register(void);
@@ -436,6 +521,7 @@ extern int	idgen_generator_shards;
 extern Size idgen_registry_shmem_size(void);
 extern void idgen_registry_shmem_init(void);
 extern void idgen_registry_set_floor(int64 floor_unix_ms);
+extern void idgen_registry_raise_node_floors(int64 floor_unix_ms);
 extern void idgen_registry_load(Oid relid);
 extern bool idgen_registry_reload_requested(void);
 extern void idgen_registry_load_counters(Oid relid);

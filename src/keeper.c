@@ -1025,6 +1025,9 @@ idgen_keeper_reserve_to(int64 target_ms)
 	idgen_keeper_write_sequence(objs.hwm, unix_ms);
 	idgen_keeper_commit_durably("the ID reservation");
 
+	/* etcd records it before a generator under a leased node id can use it */
+	idgen_lease_before_publish(unix_ms);
+
 	SpinLockAcquire(&keeper->mutex);
 	keeper->durable_unix_ms = unix_ms;
 	keeper->writes++;
@@ -1230,10 +1233,25 @@ idgen_keeper_check_settings(void)
 			 errhint("Set \"idgen.max_wait\" to at least \"idgen.reservation\".")));
 }
 
+/*
+ * SIGTERM: the server shuts down, or an administrator stops the keeper.
+ * Noted, so that the exit gives the node-id lease back at once.
+ */
+static volatile sig_atomic_t keeper_terminating = false;
+
+static void
+idgen_keeper_sigterm(SIGNAL_ARGS)
+{
+	keeper_terminating = true;
+	die(postgres_signal_arg);
+}
+
 static void
 idgen_keeper_on_exit(int code, Datum arg)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
+
+	idgen_lease_on_keeper_exit(keeper_terminating);
 
 	SpinLockAcquire(&keeper->mutex);
 	keeper->latch = NULL;
@@ -1296,7 +1314,7 @@ idgen_keeper_main(Datum main_arg)
 	uint32		failures;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, idgen_keeper_sigterm);
 	BackgroundWorkerUnblockSignals();
 
 	SpinLockAcquire(&keeper->mutex);
@@ -1332,6 +1350,7 @@ idgen_keeper_main(Datum main_arg)
 		for (;;)
 		{
 			long		sleep_ms = 1000;
+			long		lease_ms;
 
 			MemoryContextReset(keeper_cxt);
 			CHECK_FOR_INTERRUPTS();
@@ -1342,6 +1361,22 @@ idgen_keeper_main(Datum main_arg)
 			}
 			idgen_keeper_check_settings();
 			idgen_keeper_apply_shards();
+			lease_ms = idgen_lease_step();
+
+			/*
+			 * With idgen.node_id = 'auto', named generators have the node id
+			 * composed into their slots when they are loaded: not before
+			 * this server has claimed one.
+			 */
+			if (idgen_node_id == IDGEN_NODE_AUTO && idgen_leases_on)
+			{
+				(void) WaitLatch(MyLatch,
+								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 Min(lease_ms, 1000),
+								 idgen_wait_event("IdgenKeeperMain", &wait_event_main));
+				ResetLatch(MyLatch);
+				continue;
+			}
 
 			/*
 			 * Load again every IDGEN_KEEPER_CHECK_MS, even when idle: that
@@ -1357,6 +1392,7 @@ idgen_keeper_main(Datum main_arg)
 			}
 			if (loaded)
 				sleep_ms = idgen_keeper_tick();
+			sleep_ms = Min(sleep_ms, lease_ms);
 
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

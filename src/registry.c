@@ -108,6 +108,8 @@ typedef struct IdgenRegistry
 	pg_atomic_uint64 loads;		/* registry loads completed */
 	int32		pool_used;		/* keeper only */
 	int64		floor_unix_ms;	/* floor of new slots in this shared memory */
+	int64		node_floor_unix_ms; /* and of new slots embedding the node id:
+									 * the previous holder's lease (lease.c) */
 } IdgenRegistry;
 
 typedef union IdgenRegistryPadded
@@ -224,6 +226,33 @@ void
 idgen_registry_set_floor(int64 floor_unix_ms)
 {
 	registry->floor_unix_ms = floor_unix_ms;
+}
+
+static void idgen_slot_layout(int i, IdgenLayout *layout);
+
+/*
+ * Floor every slot that embeds the node id, installed or still to come, at
+ * floor_unix_ms: this server has just claimed a node id whose previous
+ * holder may have issued up to there (lease.c).
+ */
+void
+idgen_registry_raise_node_floors(int64 floor_unix_ms)
+{
+	uint32		n = pg_atomic_read_u32(&registry->nslots);
+
+	registry->node_floor_unix_ms = Max(registry->node_floor_unix_ms, floor_unix_ms);
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenLayout layout;
+
+		if (registry_slots[i].spec.node_bits == 0 ||
+			registry_slots[i].spec.time_field < 0)
+			continue;
+		idgen_slot_layout(i, &layout);
+		for (int s = 0; s < idgen_slot_ngenerators(i); s++)
+			idgen_raise_floor(idgen_slot_generator(i, s), &layout,
+							  floor_unix_ms - idgen_epoch_unix_ms);
+	}
 }
 
 bool
@@ -368,6 +397,10 @@ idgen_registry_install(const char *name, const char *layout_text,
 		if (registry->floor_unix_ms > 0 && spec.time_field >= 0)
 			idgen_raise_floor(gen, &layout,
 							  registry->floor_unix_ms - idgen_epoch_unix_ms);
+		if (registry->node_floor_unix_ms > 0 && spec.time_field >= 0 &&
+			spec.node_bits > 0)
+			idgen_raise_floor(gen, &layout,
+							  registry->node_floor_unix_ms - idgen_epoch_unix_ms);
 	}
 	pg_atomic_init_u32(&slot->state, IDGEN_SLOT_REFUSED);
 	pg_atomic_init_u64(&slot->counter_reserved, 0);
@@ -796,6 +829,7 @@ typedef struct IdgenNamedCache
 	int32		max_shard;
 	uint64		random_mask;	/* in place; 0 if none */
 	bool		counter;		/* a counter layout (no time field) */
+	bool		leased;			/* embeds the node id under a lease */
 } IdgenNamedCache;
 
 static IdgenNamedCache *
@@ -824,6 +858,7 @@ idgen_named_cache(FunctionCallInfo fcinfo, text *name, bool allow_dropped)
 	idgen_slot_layout(cache->slot, &cache->layout);
 	cache->fixed = registry_slots[cache->slot].node_value;
 	cache->counter = spec->time_field < 0;
+	cache->leased = idgen_leases_on && spec->node_bits > 0;
 	cache->time_shift = cache->counter ? 0 : spec->fields[spec->time_field].shift;
 	cache->seq_shift = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].shift;
 	cache->shard_field = spec->shard_field;
@@ -998,8 +1033,13 @@ idgen_next(PG_FUNCTION_ARGS)
 	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
 	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 1);
 	if (cache->counter)
-		PG_RETURN_INT64(idgen_counter_compose(cache, idgen_issue_counter(cache, 1)));
-	position = idgen_issue(idgen_slot_generator(cache->slot, shard), &cache->layout);
+		position = idgen_issue_counter(cache, 1);
+	else
+		position = idgen_issue(idgen_slot_generator(cache->slot, shard), &cache->layout);
+	if (unlikely(cache->leased))
+		(void) idgen_issued_node("idgen_next");
+	if (cache->counter)
+		PG_RETURN_INT64(idgen_counter_compose(cache, position));
 	PG_RETURN_INT64(idgen_named_compose(cache, position, shard));
 }
 
@@ -1013,6 +1053,7 @@ Datum
 idgen_next_int(PG_FUNCTION_ARGS)
 {
 	IdgenNamedCache *cache;
+	uint64		position;
 	int64		id;
 
 	idgen_registry_require("idgen_next_int");
@@ -1022,7 +1063,10 @@ idgen_next_int(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("generator \"%s\" is not a counter generator", cache->layout.name),
 				 errhint("idgen_next_int() is for counter layouts of at most 31 bits, such as \"seq:31\"; use idgen_next().")));
-	id = idgen_counter_compose(cache, idgen_issue_counter(cache, 1));
+	position = idgen_issue_counter(cache, 1);
+	if (unlikely(cache->leased))
+		(void) idgen_issued_node("idgen_next_int");
+	id = idgen_counter_compose(cache, position);
 	if (id > PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
@@ -1053,6 +1097,8 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 	if (cache->counter)
 	{
 		position = idgen_issue_counter(cache, n);
+		if (unlikely(cache->leased))
+			(void) idgen_issued_node("idgen_next_batch");
 		for (int i = 0; i < n; i++, position++)
 			ids[i] = Int64GetDatum(idgen_counter_compose(cache, position));
 	}
@@ -1060,6 +1106,8 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 	{
 		position = idgen_issue_batch(idgen_slot_generator(cache->slot, shard),
 									 &cache->layout, n);
+		if (unlikely(cache->leased))
+			(void) idgen_issued_node("idgen_next_batch");
 		for (int i = 0; i < n; i++, position++)
 			ids[i] = Int64GetDatum(idgen_named_compose(cache, position, shard));
 	}
@@ -1480,7 +1528,7 @@ idgen_spec_signature(const IdgenSpec *spec)
 		if (spec->fields[f].kind == IDGEN_FIELD_RANDOM)
 			random_mask |= ((UINT64CONST(1) << spec->fields[f].bits) - 1) << spec->fields[f].shift;
 	appendStringInfo(&buf, " r" UINT64_FORMAT " f" INT64_FORMAT, random_mask,
-					 idgen_spec_node_value(spec, Max(idgen_node_id, 0), &fits));
+					 idgen_spec_node_value(spec, Max(idgen_current_node_id(), 0), &fits));
 	return buf.data;
 }
 
@@ -1626,17 +1674,16 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 						   spec.fields[spec.time_field].bits, unit)));
 	if (spec.node_bits > 0)
 	{
-		if (idgen_node_id < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("\"idgen.node_id\" is not set"),
-					 errdetail("The layout's node fields hold the node id.")));
-		(void) idgen_spec_node_value(&spec, idgen_node_id, &fits);
+		int32		node_id = idgen_current_node_id();
+
+		if (node_id < 0)
+			idgen_report_no_node("idgen_create_generator");
+		(void) idgen_spec_node_value(&spec, node_id, &fits);
 		if (!fits)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("\"idgen.node_id\" (%d) does not fit the layout's %d node bits",
-							idgen_node_id, spec.node_bits),
+							node_id, spec.node_bits),
 					 errhint("Widen the node fields, or give this server a smaller node id.")));
 	}
 

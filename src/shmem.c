@@ -57,6 +57,8 @@ idgen_shmem_startup(void)
 		 * here on the keeper applies changes of the setting (keeper.c).
 		 */
 		idgen_keeper_init(&idgen_shared->keeper.keeper);
+		pg_atomic_init_u32(&idgen_shared->lease_word.word, 0);
+		idgen_lease_init(&idgen_shared->lease);
 		pg_atomic_init_u64(&idgen_shared->issued.ms, 0);
 		idgen_generator_init(&idgen_shared->snowflake.gen, true);
 		idgen_generator_init(&idgen_shared->uuidv7.gen, true);

@@ -27,23 +27,6 @@ const IdgenLayout idgen_snowflake_layout = {
 	.report_not_owned = idgen_report_never_switched_off,
 };
 
-/*
- * A forgotten node id on a second server would silently duplicate the
- * first server's IDs, so there is no default.
- */
-void
-idgen_require_node_id(const char *funcname)
-{
-	if (unlikely(idgen_node_id < 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("\"idgen.node_id\" is not set"),
-				 errdetail("%s() embeds the node id in every ID, and servers sharing one would issue duplicates.",
-						   funcname),
-				 errhint("Set \"idgen.node_id\" to a value from 0 to %d that no other server uses, and restart the server.",
-						 IDGEN_SNOWFLAKE_MAX_NODE)));
-}
-
 PG_FUNCTION_INFO_V1(idgen_snowflake_id);
 Datum
 idgen_snowflake_id(PG_FUNCTION_ARGS)
@@ -55,7 +38,7 @@ idgen_snowflake_id(PG_FUNCTION_ARGS)
 	position = idgen_issue(&shared->snowflake.gen, &idgen_snowflake_layout);
 
 	PG_RETURN_INT64(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
-											idgen_node_id,
+											idgen_issued_node("snowflake_id"),
 											position & IDGEN_SNOWFLAKE_MAX_SEQ));
 }
 
@@ -72,14 +55,16 @@ idgen_snowflake_id_batch(PG_FUNCTION_ARGS)
 	IdgenShared *shared = idgen_require_shared("snowflake_id_batch");
 	Datum	   *ids;
 	uint64		position;
+	int32		node;
 
 	idgen_require_node_id("snowflake_id_batch");
 	ids = palloc(sizeof(Datum) * n);
 	position = idgen_issue_batch(&shared->snowflake.gen,
 								 &idgen_snowflake_layout, n);
+	node = idgen_issued_node("snowflake_id_batch");
 	for (int i = 0; i < n; i++, position++)
 		ids[i] = Int64GetDatum(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
-													   idgen_node_id,
+													   node,
 													   position & IDGEN_SNOWFLAKE_MAX_SEQ));
 	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));

@@ -51,8 +51,19 @@ typedef enum IdgenStatusColumn
 	IDGEN_STATUS_RESERVATION_WAITS,
 	IDGEN_STATUS_SNOWFLAKE_END,
 	IDGEN_STATUS_INSTAGRAM_END,
+	/* 1.1: the node-id lease (lease.c) */
+	IDGEN_STATUS_LEASE_STATE,
+	IDGEN_STATUS_LEASE_ID,
+	IDGEN_STATUS_LEASE_NODE_ID,
+	IDGEN_STATUS_LEASE_EXPIRES_IN,
+	IDGEN_STATUS_LEASE_HOLDER,
+	IDGEN_STATUS_LEASE_ERROR,
+	IDGEN_STATUS_LEASE_ERROR_AT,
 	IDGEN_STATUS_NCOLUMNS
 } IdgenStatusColumn;
+
+/* the row of version 1.0, which the library still serves until ALTER EXTENSION */
+#define IDGEN_STATUS_NCOLUMNS_1_0 IDGEN_STATUS_LEASE_STATE
 
 /* Copy one generator's state under its lock. */
 static IdgenGenerator
@@ -82,6 +93,38 @@ idgen_set_last(Datum *values, bool *nulls, int lastcol, int leadcol,
 	STATUS_SET(leadcol, Int64GetDatum(Max(ms - now, 0)));
 }
 
+/* The lease columns, while leases are on. */
+static void
+idgen_status_lease(Datum *values, bool *nulls)
+{
+	IdgenLease *lease = &idgen_shared->lease;
+	IdgenLease	copy;
+	bool		valid;
+
+	SpinLockAcquire(&lease->mutex);
+	copy = *lease;
+	SpinLockRelease(&lease->mutex);
+	valid = (pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) != 0;
+
+	STATUS_SET(IDGEN_STATUS_LEASE_STATE,
+			   CStringGetTextDatum(idgen_lease_state_name(copy.state)));
+	if (copy.lease_id != 0)
+		STATUS_SET(IDGEN_STATUS_LEASE_ID, Int64GetDatum(copy.lease_id));
+	if (copy.node_id >= 0)
+		STATUS_SET(IDGEN_STATUS_LEASE_NODE_ID, Int32GetDatum(copy.node_id));
+	/* how long generation may go on without another renewal */
+	if (valid)
+		STATUS_SET(IDGEN_STATUS_LEASE_EXPIRES_IN,
+				   Int64GetDatum(Max(0, copy.deadline_ms - idgen_clock_monotonic_ms())));
+	if (copy.holder[0] != '\0')
+		STATUS_SET(IDGEN_STATUS_LEASE_HOLDER, CStringGetTextDatum(copy.holder));
+	if (copy.error[0] != '\0')
+	{
+		STATUS_SET(IDGEN_STATUS_LEASE_ERROR, CStringGetTextDatum(copy.error));
+		STATUS_SET(IDGEN_STATUS_LEASE_ERROR_AT, TimestampTzGetDatum(copy.error_at));
+	}
+}
+
 PG_FUNCTION_INFO_V1(idgen_status);
 Datum
 idgen_status(PG_FUNCTION_ARGS)
@@ -93,13 +136,17 @@ idgen_status(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
-	Assert(tupdesc->natts == IDGEN_STATUS_NCOLUMNS);
+	if (tupdesc->natts != IDGEN_STATUS_NCOLUMNS &&
+		tupdesc->natts != IDGEN_STATUS_NCOLUMNS_1_0)
+		elog(ERROR, "idgen_status() returns %d columns, expected %d",
+			 tupdesc->natts, IDGEN_STATUS_NCOLUMNS);
 
 	memset(nulls, true, sizeof(nulls));
 
 	STATUS_SET(IDGEN_STATUS_PRELOADED, BoolGetDatum(idgen_shared != NULL));
-	if (idgen_node_id >= 0)
-		STATUS_SET(IDGEN_STATUS_NODE_ID, Int32GetDatum(idgen_node_id));
+	if (idgen_current_node_id() >= 0)
+		STATUS_SET(IDGEN_STATUS_NODE_ID, Int32GetDatum(idgen_current_node_id()));
+	STATUS_SET(IDGEN_STATUS_LEASE_STATE, CStringGetTextDatum("off"));
 	STATUS_SET(IDGEN_STATUS_EPOCH, TimestampTzGetDatum(idgen_epoch_ts));
 	STATUS_SET(IDGEN_STATUS_MAX_LEAD, Int32GetDatum(idgen_max_lead_ms));
 	STATUS_SET(IDGEN_STATUS_MAX_WAIT, Int32GetDatum(idgen_max_wait_ms));
@@ -176,6 +223,9 @@ idgen_status(PG_FUNCTION_ARGS)
 					   TimestampTzGetDatum((durable - IDGEN_UNIX_TO_PG_MS) * 1000));
 		STATUS_SET(IDGEN_STATUS_RESERVATION_WRITES, Int64GetDatum((int64) kwrites));
 		STATUS_SET(IDGEN_STATUS_RESERVATION_WAITS, Int64GetDatum((int64) kwaits));
+
+		if (idgen_leases_on)
+			idgen_status_lease(values, nulls);
 	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

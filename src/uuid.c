@@ -74,14 +74,16 @@ idgen_uuidv7(PG_FUNCTION_ARGS)
 	uint64		unix_ms;
 	uint64		counter;
 	uint64		rand_b;
+	int32		node;
 
 	idgen_require_node_id("idgen_uuidv7");
 	position = idgen_issue(&shared->uuidv7.gen, &idgen_uuidv7_layout);
+	node = idgen_issued_node("idgen_uuidv7");
 	unix_ms = (position >> IDGEN_UUIDV7_SEQ_BITS) + idgen_epoch_unix_ms;
 	counter = position & ((1 << IDGEN_UUIDV7_SEQ_BITS) - 1);
 
 	/* 62 bits: the node id, then 52 random bits */
-	rand_b = ((uint64) idgen_node_id << 52) |
+	rand_b = ((uint64) node << 52) |
 		(pg_prng_uint64(&pg_global_prng_state) & ((UINT64CONST(1) << 52) - 1));
 
 	idgen_put_be(uuid->data, unix_ms, 6);
@@ -97,13 +99,15 @@ idgen_flake128(PG_FUNCTION_ARGS)
 	IdgenShared *shared = idgen_require_shared("idgen_flake128");
 	pg_uuid_t  *uuid = palloc(sizeof(pg_uuid_t));
 	uint64		position;
+	int32		node;
 
 	idgen_require_node_id("idgen_flake128");
 	position = idgen_issue(&shared->flake128.gen, &idgen_flake128_layout);
+	node = idgen_issued_node("idgen_flake128");
 
 	idgen_put_be(uuid->data,
 				 (position >> IDGEN_FLAKE128_SEQ_BITS) + idgen_epoch_unix_ms, 8);
-	idgen_put_be(uuid->data + 8, (uint64) idgen_node_id, 6);
+	idgen_put_be(uuid->data + 8, (uint64) node, 6);
 	idgen_put_be(uuid->data + 14,
 				 position & ((1 << IDGEN_FLAKE128_SEQ_BITS) - 1), 2);
 	PG_RETURN_UUID_P(uuid);

@@ -1,0 +1,999 @@
+/*-------------------------------------------------------------------------
+ *
+ * lease.c
+ *	  Node-id leases in etcd: two live servers never embed the same node id.
+ *
+ * With idgen.lease_endpoints set, the keeper (keeper.c calls in here from
+ * its loop) grants an etcd lease and claims the key <prefix>node/<id> with
+ * it, in one transaction that succeeds only if the key is absent.  While
+ * the claim stands, the word in shared memory (IdgenShared.lease_word)
+ * holds IDGEN_LEASE_VALID and the node id; every generator that embeds the
+ * node id reads it once per call, after it has taken its position.
+ *
+ * Safety.  Two rules together keep two servers from issuing the same ID
+ * under one node id:
+ *
+ * 1. Generation under the id stops before the lease can expire.  A renewal
+ *	  sent at local monotonic time t and answered with TTL s keeps the
+ *	  lease at etcd until at least t + s (etcd counts from when it
+ *	  handles the request, which is later).  The keeper clears the word at
+ *	  t + s - margin (margin = a quarter of the TTL, at least 500 ms), so
+ *	  etcd's clock may run up to 25% faster than ours before a lease could
+ *	  expire while we still issue.  Each request's timeout ends by that
+ *	  deadline.
+ *
+ * 2. The next holder starts above the last one.  The key
+ *	  <prefix>reservation/<id> (no lease: it outlives its writer) records
+ *	  how far the holder's durable reservation may reach; the keeper writes
+ *	  it, guarded by "our lease still holds the node key", before it
+ *	  publishes a reservation beyond it, and publishes nothing beyond it
+ *	  while the word is valid.  A server that claims the id floors every
+ *	  generator embedding it above that value before it sets the word.
+ *	  This holds even if rule 1 fails (the keeper stalls in a synchronous
+ *	  replication wait, or is descheduled past its deadline): an old holder
+ *	  cannot issue beyond what it recorded.
+ *
+ * The post-issue read closes the last gap: when the keeper gives up the
+ * lease it clears the word (a full barrier) before it publishes any
+ * reservation that etcd does not record, so a call that saw such a
+ * reservation also sees the word cleared, and fails instead of returning.
+ *
+ * Nothing here is trusted that etcd does not confirm; nothing home-made
+ * goes on the wire: libcurl speaks HTTP to etcd's v3 JSON gateway and
+ * PostgreSQL's own jsonb parser reads the answers.  All of it runs in the
+ * keeper, outside transactions; an etcd failure is recorded, never thrown.
+ *
+ * IDENTIFICATION
+ *	  src/lease.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "access/xlog.h"
+#include "common/base64.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "postmaster/postmaster.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/varlena.h"
+
+#include "idgen.h"
+
+#define LEASE(s) (&(s)->lease)
+
+/* the largest etcd answer we read: a listing of 1,024 node keys is ~300 kB */
+#define IDGEN_ETCD_MAX_RESPONSE (4 * 1024 * 1024)
+
+/* how soon to try again after a failed claim or renewal */
+#define IDGEN_LEASE_RETRY_MS 500
+#define IDGEN_LEASE_CLAIM_RETRY_MS 1000
+
+/* the keeper's connection to etcd; NULL until first used */
+static CURL *curl = NULL;
+static List *endpoints = NIL;
+static int	endpoint_next = 0;
+
+/* keeper-local schedule, on idgen_clock_monotonic_ms()'s scale */
+static int64 next_renew_ms = 0;
+static int64 next_claim_ms = 0;
+
+/* the last request's failure, for the shared state */
+static char *etcd_error = NULL;
+
+static int64
+idgen_lease_margin_ms(void)
+{
+	return Max(500, (int64) idgen_lease_ttl_s * 1000 / 4);
+}
+
+void
+idgen_lease_init(IdgenLease *lease)
+{
+	SpinLockInit(&lease->mutex);
+	lease->state = idgen_leases_on ? IDGEN_LEASE_CLAIMING : IDGEN_LEASE_OFF;
+	lease->lease_id = 0;
+	lease->node_id = -1;
+	lease->deadline_ms = 0;
+	lease->recorded_unix_ms = 0;
+	lease->since = 0;
+	lease->renewals = 0;
+	lease->holder[0] = '\0';
+	lease->error[0] = '\0';
+	lease->error_at = 0;
+}
+
+const char *
+idgen_lease_state_name(IdgenLeaseState state)
+{
+	switch (state)
+	{
+		case IDGEN_LEASE_OFF:
+			return "off";
+		case IDGEN_LEASE_CLAIMING:
+			return "claiming";
+		case IDGEN_LEASE_HELD:
+			return "held";
+		case IDGEN_LEASE_TAKEN:
+			return "taken";
+		case IDGEN_LEASE_LOST:
+			return "lost";
+	}
+	return "unknown";
+}
+
+/*
+ * The error of a generator that embeds the node id when the word is not
+ * valid (or, without leases, when no node id is set).  Off the hot path.
+ */
+void
+idgen_report_no_node(const char *funcname)
+{
+	IdgenLease *lease;
+	IdgenLeaseState state;
+	char		holder[sizeof(lease->holder)];
+	char		error[sizeof(lease->error)];
+	int32		node_id;
+
+	if (!idgen_leases_on || idgen_shared == NULL)
+	{
+		if (idgen_node_id == IDGEN_NODE_AUTO)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("\"idgen.node_id\" is \"auto\" but \"idgen.lease_endpoints\" is empty"),
+					 errdetail("Only a lease in etcd can pick a node id that no other server uses."),
+					 errhint("Set \"idgen.lease_endpoints\", or set \"idgen.node_id\" to a number, and restart the server.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("\"idgen.node_id\" is not set"),
+				 errdetail("%s() embeds the node id in every ID, and servers sharing one would issue duplicates.",
+						   funcname),
+				 errhint("Set \"idgen.node_id\" to a value from 0 to %d that no other server uses, and restart the server.",
+						 IDGEN_SNOWFLAKE_MAX_NODE)));
+	}
+
+	lease = LEASE(idgen_shared);
+	SpinLockAcquire(&lease->mutex);
+	state = lease->state;
+	node_id = lease->node_id;
+	strlcpy(holder, lease->holder, sizeof(holder));
+	strlcpy(error, lease->error, sizeof(error));
+	SpinLockRelease(&lease->mutex);
+
+	if (state == IDGEN_LEASE_TAKEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("node id %d is held by another server in etcd", node_id),
+				 errdetail("%s() embeds the node id; the holder is %s.", funcname, holder),
+				 errhint("Give this server another \"idgen.node_id\" (or \"auto\"), or stop the holder; its lease expires within \"idgen.lease_ttl\".")));
+	if (state == IDGEN_LEASE_LOST)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this server's lease on node id %d in etcd is not current", node_id),
+				 errdetail("%s() embeds the node id and stops before the lease could expire. Last etcd error: %s",
+						   funcname, error[0] ? error : "none"),
+				 errhint("Check that etcd at \"idgen.lease_endpoints\" is reachable; generation resumes once the keeper renews or claims the lease again.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("this server has not claimed its node id in etcd yet"),
+			 errdetail("%s() embeds the node id, and issues only under a lease. Last etcd error: %s",
+					   funcname, error[0] ? error : "none"),
+			 errhint("Check that etcd at \"idgen.lease_endpoints\" is reachable, and that the server is not in recovery.")));
+	pg_unreachable();
+}
+
+/* The node id this server embeds, or -1 if it has none (yet). */
+int32
+idgen_current_node_id(void)
+{
+	uint32		word;
+
+	if (!idgen_leases_on)
+		return idgen_node_id;
+	if (idgen_shared == NULL)
+		return -1;
+	word = pg_atomic_read_u32(&idgen_shared->lease_word.word);
+	if (word & IDGEN_LEASE_VALID)
+		return (int32) (word & ~IDGEN_LEASE_VALID);
+	return idgen_node_id >= 0 ? idgen_node_id : LEASE(idgen_shared)->node_id;
+}
+
+/* ---- the keeper's side ---- */
+
+static void
+idgen_lease_set_error(const char *message)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&lease->mutex);
+	strlcpy(lease->error, message ? message : "unknown", sizeof(lease->error));
+	lease->error_at = now;
+	SpinLockRelease(&lease->mutex);
+}
+
+static void
+idgen_lease_set_state(IdgenLeaseState state, const char *holder)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+
+	SpinLockAcquire(&lease->mutex);
+	lease->state = state;
+	strlcpy(lease->holder, holder ? holder : "", sizeof(lease->holder));
+	SpinLockRelease(&lease->mutex);
+}
+
+/*
+ * Stop generation under the node id: clear the word with a full barrier,
+ * before anything that follows (a reservation etcd does not record).
+ */
+static void
+idgen_lease_invalidate(IdgenLeaseState state, const char *why)
+{
+	uint32		old = pg_atomic_exchange_u32(&idgen_shared->lease_word.word, 0);
+
+	if (old & IDGEN_LEASE_VALID)
+		ereport(LOG,
+				(errmsg("idgen keeper: generation under node id %d stopped: %s",
+						(int) (old & ~IDGEN_LEASE_VALID), why)));
+	idgen_lease_set_error(why);
+	idgen_lease_set_state(state, NULL);
+}
+
+static size_t
+idgen_etcd_collect(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	StringInfo	buf = userdata;
+	size_t		n = size * nmemb;
+
+	/* returning less than n makes libcurl fail the transfer */
+	if (buf->len + n > IDGEN_ETCD_MAX_RESPONSE)
+		return 0;
+	appendBinaryStringInfo(buf, ptr, (int) n);
+	return n;
+}
+
+/* Parse with jsonb's input function; NULL (and an error noted) if bad. */
+static Jsonb *
+idgen_etcd_parse(const char *text, const char *url)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Jsonb	   *result = NULL;
+
+	PG_TRY();
+	{
+		result = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		etcd_error = psprintf("%s: the answer is not JSON: %s", url, edata->message);
+		result = NULL;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+static bool
+idgen_json_get(JsonbContainer *c, const char *key, JsonbValue *v)
+{
+	return c != NULL && JsonContainerIsObject(c) &&
+		getKeyJsonValueFromContainer(c, key, strlen(key), v) != NULL;
+}
+
+static JsonbContainer *
+idgen_json_container(JsonbContainer *c, const char *key)
+{
+	JsonbValue	v;
+
+	if (!idgen_json_get(c, key, &v) || v.type != jbvBinary)
+		return NULL;
+	return v.val.binary.data;
+}
+
+static JsonbContainer *
+idgen_json_element(JsonbContainer *array, uint32 i)
+{
+	JsonbValue *v;
+
+	if (array == NULL || !JsonContainerIsArray(array))
+		return NULL;
+	v = getIthJsonbValueFromContainer(array, i);
+	if (v == NULL || v->type != jbvBinary)
+		return NULL;
+	return v->val.binary.data;
+}
+
+static char *
+idgen_json_string(JsonbContainer *c, const char *key)
+{
+	JsonbValue	v;
+
+	if (!idgen_json_get(c, key, &v) || v.type != jbvString)
+		return NULL;
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/* etcd sends 64-bit integers as strings; our own values are numbers */
+static bool
+idgen_json_int64(JsonbContainer *c, const char *key, int64 *out)
+{
+	JsonbValue	v;
+	char	   *end;
+
+	if (!idgen_json_get(c, key, &v))
+		return false;
+	if (v.type == jbvNumeric)
+	{
+		*out = DatumGetInt64(DirectFunctionCall1(numeric_int8,
+												 NumericGetDatum(v.val.numeric)));
+		return true;
+	}
+	if (v.type != jbvString)
+		return false;
+	errno = 0;
+	*out = strtoi64(pnstrdup(v.val.string.val, v.val.string.len), &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+static char *
+idgen_base64(const char *data)
+{
+	int			len = strlen(data);
+	int			size = pg_b64_enc_len(len) + 1;
+	char	   *out = palloc(size);
+	int			n = pg_b64_encode((void *) data, len, out, size);
+
+	if (n < 0)
+		elog(ERROR, "could not encode to base64");
+	out[n] = '\0';
+	return out;
+}
+
+static char *
+idgen_unbase64(const char *data)
+{
+	int			len = strlen(data);
+	int			size = pg_b64_dec_len(len) + 1;
+	char	   *out = palloc(size);
+	int			n = pg_b64_decode(data, len, (void *) out, size);
+
+	if (n < 0)
+		return NULL;
+	out[n] = '\0';
+	return out;
+}
+
+/*
+ * POST a request to etcd's JSON gateway, trying each endpoint once,
+ * starting with the one that answered last, within timeout_ms in all.
+ * Returns the parsed answer, or NULL with etcd_error set.
+ */
+static JsonbContainer *
+idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
+{
+	int			n = list_length(endpoints);
+	long		per_try = (long) Max(100, timeout_ms / Max(n, 1));
+
+	for (int attempt = 0; attempt < n; attempt++)
+	{
+		int			e = (endpoint_next + attempt) % n;
+		char	   *url = psprintf("%s%s", (char *) list_nth(endpoints, e), path);
+		StringInfoData body;
+		struct curl_slist *headers = NULL;
+		CURLcode	rc;
+		long		status = 0;
+		Jsonb	   *answer;
+		char	   *message;
+
+		initStringInfo(&body);
+		headers = curl_slist_append(headers, "Content-Type: application/json");
+		curl_easy_reset(curl);
+		curl_easy_setopt(curl, CURLOPT_URL, url);
+		curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+		curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+		curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, per_try);
+		curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, per_try);
+		curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request);
+		curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, idgen_etcd_collect);
+		curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+		rc = curl_easy_perform(curl);
+		if (rc == CURLE_OK)
+			curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+		curl_slist_free_all(headers);
+
+		if (rc != CURLE_OK)
+		{
+			etcd_error = psprintf("%s: %s", url, curl_easy_strerror(rc));
+			continue;
+		}
+		answer = idgen_etcd_parse(body.data, url);
+		if (answer == NULL)
+			continue;
+		message = idgen_json_string(&answer->root, "message");
+		if (status != 200 || message != NULL)
+		{
+			etcd_error = psprintf("%s: HTTP status %ld: %s", url, status,
+								  message ? message : "no message");
+			continue;
+		}
+		endpoint_next = e;
+		return &answer->root;
+	}
+	return NULL;
+}
+
+/* How long the next request may take: it must end by the deadline. */
+static int64
+idgen_lease_request_timeout(void)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	int64		timeout = Max(200, (int64) idgen_lease_ttl_s * 1000 / 4);
+	int64		deadline;
+
+	SpinLockAcquire(&lease->mutex);
+	deadline = lease->deadline_ms;
+	SpinLockRelease(&lease->mutex);
+	if ((pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) != 0)
+		timeout = Min(timeout, Max(100, deadline - idgen_clock_monotonic_ms()));
+	return timeout;
+}
+
+static char *
+idgen_lease_key(const char *kind, int32 node_id)
+{
+	return idgen_base64(psprintf("%s%s/%d", idgen_lease_prefix, kind, node_id));
+}
+
+/* Who we are, as the value of a node key we hold. */
+static char *
+idgen_lease_holder_value(void)
+{
+	char		host[256];
+	StringInfoData buf;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		strlcpy(host, "unknown", sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"host\": ");
+	escape_json(&buf, host);
+	appendStringInfo(&buf, ", \"port\": %d, \"system_identifier\": \"" UINT64_FORMAT "\", \"postmaster_pid\": %d, \"since\": ",
+					 PostPortNumber, GetSystemIdentifier(), (int) PostmasterPid);
+	escape_json(&buf, timestamptz_to_str(GetCurrentTimestamp()));
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+/* A holder's value (base64 of our JSON above) in words, for errors. */
+static char *
+idgen_lease_describe_holder(const char *value64)
+{
+	char	   *value = value64 ? idgen_unbase64(value64) : NULL;
+	Jsonb	   *json = value ? idgen_etcd_parse(value, "holder") : NULL;
+	JsonbContainer *c = json ? &json->root : NULL;
+	char	   *host = idgen_json_string(c, "host");
+	char	   *sysid = idgen_json_string(c, "system_identifier");
+	char	   *since = idgen_json_string(c, "since");
+	int64		port = 0;
+	int64		pid = 0;
+	char	   *text;
+
+	if (c == NULL || host == NULL)
+		return pstrdup("a holder whose key does not say who it is");
+	(void) idgen_json_int64(c, "port", &port);
+	(void) idgen_json_int64(c, "postmaster_pid", &pid);
+	text = psprintf("host \"%s\", port " INT64_FORMAT ", system identifier %s, since %s",
+					host, port, sysid ? sysid : "?", since ? since : "?");
+	if (port == PostPortNumber && pid == PostmasterPid && sysid != NULL &&
+		strtou64(sysid, NULL, 10) == GetSystemIdentifier())
+		text = psprintf("%s (this server, before a crash restart: that lease expires within \"idgen.lease_ttl\")",
+						text);
+	return text;
+}
+
+/* Grant a lease; returns its id, or 0.  *sent is when we asked. */
+static int64
+idgen_etcd_grant(int64 *sent, int64 *ttl_s)
+{
+	JsonbContainer *answer;
+	int64		id = 0;
+
+	*sent = idgen_clock_monotonic_ms();
+	answer = idgen_etcd_call("/v3/lease/grant",
+							 psprintf("{\"TTL\": %d}", idgen_lease_ttl_s),
+							 idgen_lease_request_timeout());
+	if (answer == NULL)
+		return 0;
+	if (!idgen_json_int64(answer, "ID", &id) ||
+		!idgen_json_int64(answer, "TTL", ttl_s) || *ttl_s <= 0)
+	{
+		etcd_error = pstrdup("etcd granted no lease");
+		return 0;
+	}
+	return id;
+}
+
+static void
+idgen_etcd_revoke(int64 lease_id, int64 timeout_ms)
+{
+	(void) idgen_etcd_call("/v3/lease/revoke",
+						   psprintf("{\"ID\": \"" INT64_FORMAT "\"}", lease_id),
+						   timeout_ms);
+}
+
+/*
+ * Write how far our reservation may reach (Unix ms) into the reservation
+ * key, if our lease still holds the node key.
+ */
+static bool
+idgen_etcd_record(int32 node_id, int64 lease_id, int64 unix_ms)
+{
+	JsonbContainer *answer;
+	JsonbValue	ok;
+	StringInfoData value;
+
+	initStringInfo(&value);
+	appendStringInfo(&value, "{\"reserved_unix_ms\": " INT64_FORMAT ", \"epoch_unix_ms\": " INT64_FORMAT ", \"system_identifier\": \"" UINT64_FORMAT "\"}",
+					 unix_ms, idgen_epoch_unix_ms, GetSystemIdentifier());
+	answer = idgen_etcd_call("/v3/kv/txn",
+							 psprintf("{\"compare\": [{\"key\": \"%s\", \"target\": \"LEASE\", \"lease\": \"" INT64_FORMAT "\"}], "
+									  "\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\"}}]}",
+									  idgen_lease_key("node", node_id), lease_id,
+									  idgen_lease_key("reservation", node_id),
+									  idgen_base64(value.data)),
+							 idgen_lease_request_timeout());
+	if (answer == NULL)
+		return false;
+	if (!idgen_json_get(answer, "succeeded", &ok) || ok.type != jbvBool || !ok.val.boolean)
+	{
+		etcd_error = psprintf("the node key of node id %d is no longer held by this server's lease",
+							  node_id);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The previous holders' reservation as a floor in Unix ms: above their
+ * IDs' times both read as Unix time (named generators) and as raw
+ * milliseconds since their epoch (snowflake_id under another epoch).
+ */
+static int64
+idgen_lease_floor_from(const char *value64)
+{
+	char	   *value = idgen_unbase64(value64);
+	Jsonb	   *json = value ? idgen_etcd_parse(value, "reservation") : NULL;
+	int64		reserved = 0;
+	int64		epoch = idgen_epoch_unix_ms;
+
+	if (json == NULL || !idgen_json_int64(&json->root, "reserved_unix_ms", &reserved))
+		return -1;
+	(void) idgen_json_int64(&json->root, "epoch_unix_ms", &epoch);
+	return Max(reserved, reserved - epoch + idgen_epoch_unix_ms);
+}
+
+/* The node ids that are held now, as a bitmap; false if etcd did not say. */
+static bool
+idgen_etcd_held_ids(bool *held)
+{
+	char	   *from = psprintf("%snode/", idgen_lease_prefix);
+	char	   *to = psprintf("%snode0", idgen_lease_prefix);	/* '/' + 1 */
+	JsonbContainer *answer;
+	JsonbContainer *kvs;
+	JsonbContainer *kv;
+
+	answer = idgen_etcd_call("/v3/kv/range",
+							 psprintf("{\"key\": \"%s\", \"range_end\": \"%s\", \"keys_only\": true}",
+									  idgen_base64(from), idgen_base64(to)),
+							 idgen_lease_request_timeout());
+	if (answer == NULL)
+		return false;
+	memset(held, 0, sizeof(bool) * (IDGEN_SNOWFLAKE_MAX_NODE + 1));
+	kvs = idgen_json_container(answer, "kvs");
+	for (uint32 i = 0; (kv = idgen_json_element(kvs, i)) != NULL; i++)
+	{
+		char	   *key64 = idgen_json_string(kv, "key");
+		char	   *key = key64 ? idgen_unbase64(key64) : NULL;
+		char	   *end;
+		long		id;
+
+		if (key == NULL || strncmp(key, from, strlen(from)) != 0)
+			continue;
+		errno = 0;
+		id = strtol(key + strlen(from), &end, 10);
+		if (errno == 0 && *end == '\0' && id >= 0 && id <= IDGEN_SNOWFLAKE_MAX_NODE)
+			held[id] = true;
+	}
+	return true;
+}
+
+/*
+ * Try to claim node_id under lease_id.  Returns 1 if claimed (*floor_unix_ms
+ * set from the previous holders' record, 0 if none), 0 if another server
+ * holds it (*holder says who), -1 if etcd did not answer.
+ */
+static int
+idgen_etcd_claim(int32 node_id, int64 lease_id, int64 *floor_unix_ms,
+				 char **holder)
+{
+	char	   *key = idgen_lease_key("node", node_id);
+	JsonbContainer *answer;
+	JsonbValue	ok;
+	JsonbContainer *responses;
+	JsonbContainer *range;
+	JsonbContainer *kv;
+	char	   *value;
+
+	answer = idgen_etcd_call("/v3/kv/txn",
+							 psprintf("{\"compare\": [{\"key\": \"%s\", \"target\": \"CREATE\", \"create_revision\": \"0\"}], "
+									  "\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\", \"lease\": \"" INT64_FORMAT "\"}}, "
+									  "{\"request_range\": {\"key\": \"%s\"}}], "
+									  "\"failure\": [{\"request_range\": {\"key\": \"%s\"}}]}",
+									  key, key, idgen_base64(idgen_lease_holder_value()),
+									  lease_id, idgen_lease_key("reservation", node_id),
+									  key),
+							 idgen_lease_request_timeout());
+	if (answer == NULL)
+		return -1;
+	responses = idgen_json_container(answer, "responses");
+	if (idgen_json_get(answer, "succeeded", &ok) && ok.type == jbvBool && ok.val.boolean)
+	{
+		range = idgen_json_container(idgen_json_element(responses, 1), "response_range");
+		kv = idgen_json_element(idgen_json_container(range, "kvs"), 0);
+		value = idgen_json_string(kv, "value");
+		*floor_unix_ms = 0;
+		if (value != NULL && (*floor_unix_ms = idgen_lease_floor_from(value)) < 0)
+		{
+			/* a record we cannot read: refuse rather than guess */
+			etcd_error = psprintf("the reservation key of node id %d cannot be read; fix or delete it",
+								  node_id);
+			return -1;
+		}
+		return 1;
+	}
+	range = idgen_json_container(idgen_json_element(responses, 0), "response_range");
+	kv = idgen_json_element(idgen_json_container(range, "kvs"), 0);
+	*holder = idgen_lease_describe_holder(kv ? idgen_json_string(kv, "value") : NULL);
+	return 0;
+}
+
+/* Renew; returns the TTL etcd gives (0: the lease is gone), -1 on failure. */
+static int64
+idgen_etcd_keepalive(int64 lease_id)
+{
+	JsonbContainer *answer;
+	JsonbContainer *result;
+	int64		ttl = 0;
+
+	answer = idgen_etcd_call("/v3/lease/keepalive",
+							 psprintf("{\"ID\": \"" INT64_FORMAT "\"}", lease_id),
+							 idgen_lease_request_timeout());
+	if (answer == NULL)
+		return -1;
+	result = idgen_json_container(answer, "result");
+	if (result == NULL)
+	{
+		etcd_error = pstrdup("etcd's keepalive answer has no result");
+		return -1;
+	}
+	if (!idgen_json_int64(result, "TTL", &ttl))
+		ttl = 0;				/* etcd omits a zero TTL: the lease expired */
+	return ttl;
+}
+
+/* The published reservation in Unix ms (0 if none yet). */
+static int64
+idgen_lease_published_unix_ms(void)
+{
+	int64		hwm = (int64) pg_atomic_read_u64(&idgen_shared->keeper.keeper.hwm_ms);
+
+	return hwm == 0 ? 0 : hwm + idgen_epoch_unix_ms;
+}
+
+/*
+ * Let generation run under the claimed lease: record our reservation in
+ * etcd as far as it reaches now, then set the word.  Caller has floored the
+ * generators.
+ */
+static bool
+idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	int64		need = idgen_lease_published_unix_ms();
+
+	if (need > recorded)
+	{
+		if (!idgen_etcd_record(node_id, lease_id, need + idgen_reservation_ms))
+			return false;
+		recorded = need + idgen_reservation_ms;
+	}
+	SpinLockAcquire(&lease->mutex);
+	lease->recorded_unix_ms = recorded;
+	lease->state = IDGEN_LEASE_HELD;
+	lease->holder[0] = '\0';
+	SpinLockRelease(&lease->mutex);
+	/* with a full barrier: the record is in etcd before any call can use it */
+	pg_atomic_exchange_u32(&idgen_shared->lease_word.word,
+						   IDGEN_LEASE_VALID | (uint32) node_id);
+	return true;
+}
+
+/* Floor every generator that embeds the node id above floor_unix_ms. */
+static void
+idgen_lease_apply_floor(int64 floor_unix_ms)
+{
+	int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms + 1;
+
+	if (floor_unix_ms <= 0)
+		return;
+	idgen_raise_floor(&idgen_shared->snowflake.gen, &idgen_snowflake_layout, floor_ms);
+	idgen_raise_floor(&idgen_shared->uuidv7.gen, &idgen_uuidv7_layout, floor_ms);
+	idgen_raise_floor(&idgen_shared->flake128.gen, &idgen_flake128_layout, floor_ms);
+	idgen_registry_raise_node_floors(floor_unix_ms + 1);
+	ereport(LOG,
+			(errmsg("idgen keeper: IDs under the claimed node id resume above %s, the previous holder's reservation",
+					timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
+}
+
+/* Pick a node id and claim it.  Called with no lease held. */
+static void
+idgen_lease_claim(void)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	int64		sent;
+	int64		ttl_s = 0;
+	int64		lease_id;
+	int32		wanted;
+	bool		held[IDGEN_SNOWFLAKE_MAX_NODE + 1];
+	int			tries = 0;
+
+	SpinLockAcquire(&lease->mutex);
+	wanted = lease->node_id;
+	SpinLockRelease(&lease->mutex);
+	if (idgen_node_id >= 0)
+		wanted = idgen_node_id;
+
+	lease_id = idgen_etcd_grant(&sent, &ttl_s);
+	if (lease_id == 0)
+	{
+		idgen_lease_set_error(etcd_error);
+		return;
+	}
+
+	/*
+	 * With "auto", once an id was claimed in this shared memory we keep to
+	 * it: named generators have it composed into their slots.
+	 */
+	if (wanted < 0 && !idgen_etcd_held_ids(held))
+	{
+		idgen_lease_set_error(etcd_error);
+		idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+		return;
+	}
+
+	for (int32 candidate = 0; candidate <= IDGEN_SNOWFLAKE_MAX_NODE && tries < 8; candidate++)
+	{
+		int32		node_id = wanted >= 0 ? wanted : candidate;
+		int64		floor_unix_ms = 0;
+		char	   *holder = NULL;
+		TimestampTz since;
+		int			rc;
+
+		if (wanted < 0 && held[candidate])
+			continue;
+		tries++;
+		rc = idgen_etcd_claim(node_id, lease_id, &floor_unix_ms, &holder);
+		if (rc < 0)
+		{
+			idgen_lease_set_error(etcd_error);
+			break;
+		}
+		if (rc == 0)
+		{
+			SpinLockAcquire(&lease->mutex);
+			if (wanted >= 0)
+				lease->node_id = node_id;
+			SpinLockRelease(&lease->mutex);
+			idgen_lease_set_state(wanted >= 0 ? IDGEN_LEASE_TAKEN : IDGEN_LEASE_CLAIMING,
+								  holder);
+			if (wanted >= 0)
+				break;
+			continue;
+		}
+
+		/* claimed: floor, record, then let generation run */
+		since = GetCurrentTimestamp();
+		SpinLockAcquire(&lease->mutex);
+		lease->lease_id = lease_id;
+		lease->node_id = node_id;
+		lease->deadline_ms = sent + ttl_s * 1000 - idgen_lease_margin_ms();
+		lease->since = since;
+		SpinLockRelease(&lease->mutex);
+		if (idgen_node_id == IDGEN_NODE_AUTO)
+			idgen_node_id = node_id;	/* this keeper composes named slots */
+		idgen_lease_apply_floor(floor_unix_ms);
+		ereport(LOG,
+				(errmsg("idgen keeper: claimed node id %d in etcd with lease " INT64_FORMAT " (TTL " INT64_FORMAT " s)",
+						node_id, lease_id, ttl_s)));
+		next_renew_ms = sent + ttl_s * 1000 / 3;
+		if (!idgen_lease_validate(node_id, lease_id, floor_unix_ms))
+			idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+		return;
+	}
+	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+}
+
+/*
+ * One step of the lease, from the keeper's loop: claim, renew, or stop
+ * generation at the deadline.  Returns how soon (ms) the keeper must call
+ * again.
+ */
+long
+idgen_lease_step(void)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	int64		now;
+	int64		lease_id;
+	int64		deadline;
+	int32		node_id;
+	bool		valid;
+
+	if (!idgen_leases_on)
+		return 60 * 1000;
+	if (curl == NULL)
+	{
+		/* for the life of the keeper: the setting is fixed at server start */
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		if (!SplitGUCList(pstrdup(idgen_lease_endpoints), ',', &endpoints) ||
+			endpoints == NIL)
+			elog(ERROR, "invalid \"idgen.lease_endpoints\"");
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 ||
+			(curl = curl_easy_init()) == NULL)
+			elog(ERROR, "could not initialise libcurl");
+		MemoryContextSwitchTo(old);
+	}
+
+	SpinLockAcquire(&lease->mutex);
+	lease_id = lease->lease_id;
+	deadline = lease->deadline_ms;
+	node_id = lease->node_id;
+	SpinLockRelease(&lease->mutex);
+	valid = (pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) != 0;
+	now = idgen_clock_monotonic_ms();
+
+	if (lease_id == 0)
+	{
+		if (now >= next_claim_ms)
+		{
+			idgen_lease_claim();
+			next_claim_ms = idgen_clock_monotonic_ms() + IDGEN_LEASE_CLAIM_RETRY_MS;
+		}
+	}
+	else if (now >= next_renew_ms || !valid)
+	{
+		int64		sent = now;
+		int64		ttl_s = idgen_etcd_keepalive(lease_id);
+
+		if (ttl_s > 0)
+		{
+			SpinLockAcquire(&lease->mutex);
+			lease->deadline_ms = sent + ttl_s * 1000 - idgen_lease_margin_ms();
+			lease->renewals++;
+			SpinLockRelease(&lease->mutex);
+			next_renew_ms = sent + ttl_s * 1000 / 3;
+			if (!valid && !idgen_lease_validate(node_id, lease_id, 0))
+				idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+		}
+		else if (ttl_s == 0)
+		{
+			/* gone at etcd: whatever we still held is someone else's now */
+			idgen_lease_invalidate(IDGEN_LEASE_LOST,
+								   psprintf("the lease " INT64_FORMAT " expired in etcd", lease_id));
+			SpinLockAcquire(&lease->mutex);
+			lease->lease_id = 0;
+			SpinLockRelease(&lease->mutex);
+			next_claim_ms = 0;
+		}
+		else
+		{
+			idgen_lease_set_error(etcd_error);
+			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
+		}
+	}
+
+	/* the deadline is absolute, whatever etcd did or did not answer */
+	SpinLockAcquire(&lease->mutex);
+	lease_id = lease->lease_id;
+	deadline = lease->deadline_ms;
+	SpinLockRelease(&lease->mutex);
+	now = idgen_clock_monotonic_ms();
+	if (lease_id != 0 &&
+		(pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) != 0)
+	{
+		if (now >= deadline)
+		{
+			idgen_lease_invalidate(IDGEN_LEASE_LOST,
+								   psprintf("could not renew the lease in etcd within \"idgen.lease_ttl\" minus %d ms: %s",
+											(int) idgen_lease_margin_ms(),
+											etcd_error ? etcd_error : "no answer"));
+			return IDGEN_LEASE_RETRY_MS;
+		}
+		return (long) Max(1, Min(deadline, next_renew_ms) - now);
+	}
+	return IDGEN_LEASE_RETRY_MS;
+}
+
+/*
+ * Before the keeper publishes a reservation reaching unix_ms: have etcd
+ * record it, or stop generation under the node id first.
+ */
+void
+idgen_lease_before_publish(int64 unix_ms)
+{
+	IdgenLease *lease;
+	int64		recorded;
+	int64		lease_id;
+	int32		node_id;
+
+	if (!idgen_leases_on ||
+		(pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) == 0)
+		return;
+	lease = LEASE(idgen_shared);
+	SpinLockAcquire(&lease->mutex);
+	recorded = lease->recorded_unix_ms;
+	lease_id = lease->lease_id;
+	node_id = lease->node_id;
+	SpinLockRelease(&lease->mutex);
+	if (unix_ms <= recorded)
+		return;
+	if (!idgen_etcd_record(node_id, lease_id, unix_ms + idgen_reservation_ms))
+	{
+		idgen_lease_invalidate(IDGEN_LEASE_LOST,
+							   psprintf("could not record the reservation in etcd: %s",
+										etcd_error));
+		return;
+	}
+	SpinLockAcquire(&lease->mutex);
+	lease->recorded_unix_ms = unix_ms + idgen_reservation_ms;
+	SpinLockRelease(&lease->mutex);
+}
+
+/*
+ * The keeper is exiting.  Generation under the node id stops until a
+ * keeper renews again.  On a shutdown, give the id back at once.
+ */
+void
+idgen_lease_on_keeper_exit(bool shutdown)
+{
+	IdgenLease *lease;
+	int64		lease_id;
+
+	if (!idgen_leases_on || idgen_shared == NULL)
+		return;
+	(void) pg_atomic_exchange_u32(&idgen_shared->lease_word.word, 0);
+	lease = LEASE(idgen_shared);
+	SpinLockAcquire(&lease->mutex);
+	lease_id = lease->lease_id;
+	if (shutdown && curl != NULL)
+		lease->lease_id = 0;
+	lease->state = lease_id != 0 && !shutdown ? IDGEN_LEASE_LOST : IDGEN_LEASE_CLAIMING;
+	SpinLockRelease(&lease->mutex);
+	if (shutdown && lease_id != 0 && curl != NULL)
+		idgen_etcd_revoke(lease_id, 1000);
+}

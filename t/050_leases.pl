@@ -1,0 +1,294 @@
+# Node-id leases in etcd (idgen.lease_endpoints): two live servers never
+# issue under the same node id, and the next holder of an id starts above
+# everything the previous one issued.
+#
+# The test starts its own etcd on loopback (Debian's etcd-server) and
+# stops it; every server uses idgen.lease_ttl = 4 s, so a lease left
+# behind by a killed server expires within 4 s.  Nothing here depends on
+# the machine's speed except one bound in the etcd-outage part, which
+# only asks that the keeper acts at a deadline it set itself a second
+# ahead (see there).
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $etcd_bin = '/usr/bin/etcd';
+BAIL_OUT("etcd not found at $etcd_bin (Debian package etcd-server)")
+  unless -x $etcd_bin;
+
+my $ttl = 4;
+
+# ---- etcd, started by us on loopback, stopped by us by its PID ----
+
+my $etcd_dir = PostgreSQL::Test::Utils::tempdir('etcd');
+my $etcd_port = PostgreSQL::Test::Cluster::get_free_port();
+my $peer_port = PostgreSQL::Test::Cluster::get_free_port();
+my $etcd_url = "http://127.0.0.1:$etcd_port";
+my $etcd;
+
+sub start_etcd
+{
+	$etcd = IPC::Run::start(
+		[
+			$etcd_bin, '--name', 'idgen-test',
+			'--data-dir', "$etcd_dir/data",
+			'--listen-client-urls', $etcd_url,
+			'--advertise-client-urls', $etcd_url,
+			'--listen-peer-urls', "http://127.0.0.1:$peer_port",
+			'--initial-advertise-peer-urls', "http://127.0.0.1:$peer_port",
+			'--initial-cluster', "idgen-test=http://127.0.0.1:$peer_port"
+		],
+		'>>', "$etcd_dir/etcd.log", '2>>', "$etcd_dir/etcd.log");
+	for (1 .. 300)
+	{
+		return if etcd_get('/health-check') ne 'unreachable';
+		sleep 0.1;
+	}
+	BAIL_OUT("etcd did not start; see $etcd_dir/etcd.log");
+}
+
+sub stop_etcd
+{
+	return unless $etcd;
+	$etcd->signal('TERM');
+	$etcd->finish;
+	undef $etcd;
+}
+
+END { local $?; stop_etcd(); }
+
+# The value of an etcd key through etcd's own client, '' if absent,
+# 'unreachable' if etcd does not answer.
+sub etcd_get
+{
+	my ($key) = @_;
+	my ($out, $err) = ('', '');
+	my $ok = IPC::Run::run(
+		[ 'etcdctl', '--endpoints', $etcd_url, '--dial-timeout', '2s',
+		  'get', $key, '--print-value-only' ],
+		'>', \$out, '2>', \$err);
+	return 'unreachable' unless $ok;
+	chomp $out;
+	return $out;
+}
+
+start_etcd();
+
+# ---- servers ----
+
+sub lease_node
+{
+	my ($name, $node_id, %opt) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $prefix = $opt{prefix} // '/idgen/';
+	$node->init(allows_streaming => 1);
+	$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = '$node_id'
+idgen.lease_endpoints = '$etcd_url'
+idgen.lease_prefix = '$prefix'
+idgen.lease_ttl = $ttl
+idgen.max_lead = 10s
+idgen.max_wait = 10s
+});
+	return $node;
+}
+
+sub lease_state
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', 'SELECT lease_state FROM idgen_status()');
+}
+
+sub wait_for_lease
+{
+	my ($node, $state) = @_;
+	$node->poll_query_until('postgres',
+		"SELECT lease_state = '$state' FROM idgen_status()")
+	  or die $node->name . ": lease never reached state $state: "
+	  . $node->safe_psql('postgres',
+		'SELECT lease_state, lease_holder, lease_error FROM idgen_status()');
+}
+
+# Poll until snowflake_id() works; dies after about 3 minutes.
+sub wait_until_generating
+{
+	my ($node) = @_;
+	$node->poll_query_until('postgres', 'SELECT snowflake_id() > 0')
+	  or die $node->name . ': never generated';
+}
+
+# Issue $n snowflake IDs; return the highest.
+sub max_of
+{
+	my ($node, $n) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT max(snowflake_id()) FROM generate_series(1, $n)");
+}
+
+# ---- 1. Two servers configured with the same node id ----
+
+my $na = lease_node('a', 5);
+$na->start;
+wait_for_keeper($na);
+wait_for_lease($na, 'held');
+like(etcd_get('/idgen/node/5'), qr/"port": ${\ $na->port}\b/,
+	'a holds the key of node id 5 in etcd, and the key names it');
+is($na->safe_psql('postgres',
+		'SELECT snowflake_id_node(snowflake_id()) = lease_node_id FROM idgen_status()'),
+	't', 'a issues under node id 5');
+
+my $nb = lease_node('b', 5);
+$nb->start;
+wait_for_keeper($nb);
+wait_for_lease($nb, 'taken');
+my $err = error_of($nb, 'SELECT snowflake_id()');
+like($err, qr/^55000: node id 5 is held by another server in etcd/,
+	'b, configured with the same node id, refuses with 55000');
+my $detail = $nb->safe_psql('postgres', 'SELECT lease_holder FROM idgen_status()');
+like($detail, qr/port ${\ $na->port}, system identifier \d+, since /,
+	'the holder is named: host, port, system identifier and since when');
+like(error_of($nb, "SELECT idgen_uuidv7()"), qr/^55000: /,
+	'so does every other generator that embeds the node id');
+ok($nb->safe_psql('postgres', 'SELECT instagram_id(1) > 0'),
+	'generators without the node id go on working');
+
+my $a_max = max_of($na, 200000);
+
+# a dies without giving its lease back: b works once the lease expired
+$na->stop('immediate');
+wait_until_generating($nb);
+my $b_min = $nb->safe_psql('postgres', 'SELECT snowflake_id()');
+cmp_ok($b_min, '>', $a_max, "b's IDs lie above every ID a issued under node id 5");
+is($nb->safe_psql('postgres', 'SELECT snowflake_id_node(snowflake_id())'), '5',
+	'b now issues under node id 5');
+
+# a shut down cleanly gives its lease back at once (keeper revokes it)
+$nb->stop('fast');
+is(etcd_get('/idgen/node/5'), '', 'a clean shutdown deletes the node key at once');
+ok(etcd_get('/idgen/reservation/5') =~ /"reserved_unix_ms": (\d+)/,
+	'the reservation record stays for the next holder');
+
+# ---- 2. A killed server's id is free after the TTL; the next holder is above ----
+
+# c's clock runs 4 s ahead of the real one: without the record in etcd, a
+# next holder on the real clock would issue below c's IDs.
+my $c = lease_node('c', 7);
+my (undef, $start_c) = fake_clock($c, '+4');
+$start_c->('start');
+wait_for_keeper($c);
+wait_for_lease($c, 'held');
+my $c_max = max_of($c, 100000);
+$c->kill9;
+
+my $d = lease_node('d', 7);
+$d->start;
+wait_for_keeper($d);
+wait_until_generating($d);
+my $d_min = $d->safe_psql('postgres', 'SELECT min(snowflake_id()) FROM generate_series(1, 1000)');
+cmp_ok($d_min, '>', $c_max,
+	"after c's SIGKILL, d claims node id 7 and issues above c's IDs, although its clock is 4 s behind c's");
+is($d->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM (SELECT snowflake_id() id FROM generate_series(1, 100000)) s'),
+	'100000', 'd issues unique IDs');
+
+# ---- 3. etcd stopped: generation stops within the TTL, resumes after ----
+
+my $stopped_at = time;
+stop_etcd();
+# d's last renewal was sent before the stop, so its deadline lies at most
+# TTL - margin (3 s) after it: by TTL (4 s) it must have stopped.
+sleep($ttl - (time - $stopped_at)) if time - $stopped_at < $ttl;
+like(error_of($d, 'SELECT snowflake_id()'),
+	qr/^55000: this server's lease on node id 7 in etcd is not current/,
+	'with etcd stopped, generation stops within the TTL (55000)');
+like($d->safe_psql('postgres', 'SELECT lease_state || lease_error FROM idgen_status()'),
+	qr/^lost.*(could not renew|Couldn't connect|Timeout)/,
+	'idgen_status() shows the lease lost and the last etcd error');
+ok($d->safe_psql('postgres', 'SELECT instagram_id(2) > 0'),
+	'instagram_id() does not depend on etcd');
+start_etcd();
+wait_until_generating($d);
+is($d->safe_psql('postgres', 'SELECT snowflake_id_node(snowflake_id())'), '7',
+	'with etcd back, d generates under node id 7 again');
+
+# ---- 4. Three servers with 'auto' get distinct node ids ----
+
+my @auto;
+for my $i (1 .. 3)
+{
+	my $n = lease_node("auto$i", 'auto', prefix => '/idgen/auto/');
+	$n->start;
+	push @auto, $n;
+}
+my %ids;
+for my $n (@auto)
+{
+	wait_for_keeper($n);
+	wait_for_lease($n, 'held');
+	my $id = $n->safe_psql('postgres',
+		'SELECT lease_node_id FROM idgen_status() WHERE lease_node_id = snowflake_id_node(snowflake_id())');
+	isnt($id, '', $n->name . ' issues under the node id it claimed');
+	$ids{$id}++;
+}
+is(scalar(keys %ids), 3, "three servers with node_id = 'auto' claimed three distinct node ids");
+is(join(',', sort { $a <=> $b } keys %ids), '0,1,2', 'the lowest free ones');
+
+# an id whose lease expired is free again, and its next holder is above
+my $gone = $auto[0];
+my $gone_id = $gone->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()');
+my $gone_max = max_of($gone, 100000);
+$gone->stop('immediate');
+# its key goes when etcd expires the lease, within the TTL
+for (1 .. 600)
+{
+	last if etcd_get("/idgen/auto/node/$gone_id") eq '';
+	sleep 0.1;
+}
+is(etcd_get("/idgen/auto/node/$gone_id"), '', 'the lease of a stopped server expires in etcd');
+my $again = lease_node('auto4', 'auto', prefix => '/idgen/auto/');
+$again->start;
+wait_for_keeper($again);
+wait_for_lease($again, 'held');
+is($again->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()'), $gone_id,
+	"a new 'auto' server reuses the id whose lease expired");
+cmp_ok($again->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $gone_max,
+	'and issues above its previous holder');
+
+# ---- 5. A standby never claims while in recovery, and claims on promotion ----
+
+my $p = lease_node('p', 9);
+$p->start;
+wait_for_keeper($p);
+wait_for_lease($p, 'held');
+$p->backup('bk');
+# a clone: the same node id in its configuration
+my $s = PostgreSQL::Test::Cluster->new('s');
+$s->init_from_backup($p, 'bk', has_streaming => 1);
+$s->start;
+$p->safe_psql('postgres', 'CREATE TABLE t AS SELECT snowflake_id() id FROM generate_series(1, 1000)');
+$p->wait_for_catchup($s);
+is($s->safe_psql('postgres', 'SELECT lease_state, lease_id IS NULL FROM idgen_status()'),
+	'claiming|t', 'the standby in recovery has no lease');
+like(etcd_get('/idgen/node/9'), qr/"port": ${\ $p->port}\b/,
+	'and the key of node id 9 still names the primary');
+my $p_max = max_of($p, 100000);
+$p->stop('immediate');
+$s->promote;
+wait_for_keeper($s);
+wait_until_generating($s);
+like(etcd_get('/idgen/node/9'), qr/"port": ${\ $s->port}\b/,
+	'once promoted (and the old lease expired), it claims node id 9');
+cmp_ok($s->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $p_max,
+	'and issues above the old primary');
+
+for my $n ($d, $p, $s, $again, @auto[1 .. 2])
+{
+	$n->stop('fast');
+}
+done_testing();
