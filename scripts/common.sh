@@ -49,7 +49,7 @@ check_pg_versions() {
 # Install from Debian's packages whatever of these is missing (PostgreSQL
 # itself comes through scripts/pg.sh).
 install_packages() {
-	local want="build-essential libipc-run-perl faketime libfaketime $*"
+	local want="build-essential libcurl4-openssl-dev libipc-run-perl faketime libfaketime $*"
 	local missing=""
 	for p in $want; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

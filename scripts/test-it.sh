@@ -31,7 +31,7 @@ done
 versions=$(check_pg_versions "$versions") || exit 2
 
 require_root
-install_packages
+install_packages etcd-server etcd-client
 
 # t/021_pg_upgrade.pl runs pg_upgrade on a cluster with idgen in use, from
 # an older PostgreSQL to the one under test.  It runs in the PostgreSQL 18
