@@ -247,6 +247,11 @@ idgen_check_node_id(char **newval, void **extra, GucSource source)
 
 	if (!idgen_parse_node_id(*newval, &node_id))
 	{
+		/* an integer out of range is told as PostgreSQL tells it */
+		if (pg_strcasecmp(*newval, "auto") != 0 &&
+			parse_int(*newval, &node_id, 0, NULL))
+			GUC_check_errmsg("%d is outside the valid range for parameter \"%s\" (%d .. %d)",
+							 node_id, "idgen.node_id", -1, IDGEN_SNOWFLAKE_MAX_NODE);
 		GUC_check_errdetail("\"idgen.node_id\" must be an integer from -1 (unset) to %d, or \"auto\".",
 							IDGEN_SNOWFLAKE_MAX_NODE);
 		return false;

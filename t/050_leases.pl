@@ -132,6 +132,45 @@ sub max_of
 		"SELECT max(snowflake_id()) FROM generate_series(1, $n)");
 }
 
+# ---- 0. Settings ----
+
+# 'auto' needs leases; without them no node id is picked, and generators say so
+my $noauto = PostgreSQL::Test::Cluster->new('noauto');
+$noauto->init;
+$noauto->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 'auto'
+});
+$noauto->start;
+wait_for_keeper($noauto);
+like(error_of($noauto, 'SELECT snowflake_id()'),
+	qr/^55000: "idgen.node_id" is "auto" but "idgen.lease_endpoints" is empty/,
+	"node_id = 'auto' without leases: 55000");
+is($noauto->safe_psql('postgres', 'SELECT node_id IS NULL, lease_state FROM idgen_status()'),
+	't|off', 'idgen_status() shows no node id and leases off');
+$noauto->stop;
+
+# a bad endpoint or prefix must not quietly switch leases off: no start
+for my $bad ("idgen.lease_endpoints = '127.0.0.1:2379'",
+	"idgen.lease_endpoints = 'http://127.0.0.1:2379, ftp://x'",
+	"idgen.lease_prefix = 'idgen'")
+{
+	open my $fh, '>>', $noauto->data_dir . '/postgresql.conf' or die $!;
+	print $fh "$bad\n";
+	close $fh;
+	my $log_from = -s $noauto->logfile // 0;
+	ok(!$noauto->start(fail_ok => 1), "server refuses to start with $bad");
+	like(slurp_file($noauto->logfile, $log_from),
+		qr/FATAL:\s+invalid value for parameter "idgen\.lease_\w+"/,
+		"log names the refused setting for $bad");
+	# take the line back out
+	my $conf = slurp_file($noauto->data_dir . '/postgresql.conf');
+	$conf =~ s/\Q$bad\E\n//;
+	open $fh, '>', $noauto->data_dir . '/postgresql.conf' or die $!;
+	print $fh $conf;
+	close $fh;
+}
+
 # ---- 1. Two servers configured with the same node id ----
 
 my $na = lease_node('a', 5);
