@@ -467,6 +467,9 @@ extern int32 idgen_current_node_id(void);
 extern long idgen_lease_step(void);
 extern void idgen_lease_before_publish(int64 unix_ms);
 extern void idgen_lease_on_keeper_exit(bool shutdown);
+extern bool idgen_lease_note_counter(const char *name, uint64 value);
+extern bool idgen_lease_counter_floor(const char *name, uint64 *value);
+extern void idgen_lease_record_counters(void);
 
 /*
  * Before a generator that embeds the node id takes a position: without
@@ -522,6 +525,8 @@ extern Size idgen_registry_shmem_size(void);
 extern void idgen_registry_shmem_init(void);
 extern void idgen_registry_set_floor(int64 floor_unix_ms);
 extern void idgen_registry_raise_node_floors(int64 floor_unix_ms);
+extern void idgen_registry_raise_node_counters(void);
+extern void idgen_registry_note_node_counters(void);
 extern void idgen_registry_load(Oid relid);
 extern bool idgen_registry_reload_requested(void);
 extern void idgen_registry_load_counters(Oid relid);

@@ -82,12 +82,30 @@ static CURL *curl = NULL;
 static List *endpoints = NIL;
 static int	endpoint_next = 0;
 
+/* whether this keeper process has read the record of the lease it holds */
+static bool record_known = false;
+
 /* keeper-local schedule, on idgen_clock_monotonic_ms()'s scale */
 static int64 next_renew_ms = 0;
 static int64 next_claim_ms = 0;
 
 /* the last request's failure, for the shared state */
 static char *etcd_error = NULL;
+
+/*
+ * Counter generators that embed the node id, as the reservation record
+ * carries them: name and exclusive bound of the local counter values
+ * handed out under the id, by us or by previous holders (matched by name).
+ * The keeper's own copy of what etcd holds, rebuilt from etcd whenever a
+ * keeper takes over a lease.  In TopMemoryContext.
+ */
+typedef struct IdgenLeaseCounter
+{
+	char		name[NAMEDATALEN];
+	uint64		value;
+} IdgenLeaseCounter;
+
+static List *recorded_counters = NIL;
 
 static int64
 idgen_lease_margin_ms(void)
@@ -537,8 +555,8 @@ idgen_etcd_revoke(int64 lease_id, int64 timeout_ms)
 }
 
 /*
- * Write how far our reservation may reach (Unix ms) into the reservation
- * key, if our lease still holds the node key.
+ * Write how far our reservation may reach (Unix ms), and the counters, into
+ * the reservation key, if our lease still holds the node key.
  */
 static bool
 idgen_etcd_record(int32 node_id, int64 lease_id, int64 unix_ms)
@@ -546,10 +564,23 @@ idgen_etcd_record(int32 node_id, int64 lease_id, int64 unix_ms)
 	JsonbContainer *answer;
 	JsonbValue	ok;
 	StringInfoData value;
+	ListCell   *lc;
+	bool		first = true;
 
 	initStringInfo(&value);
-	appendStringInfo(&value, "{\"reserved_unix_ms\": " INT64_FORMAT ", \"epoch_unix_ms\": " INT64_FORMAT ", \"system_identifier\": \"" UINT64_FORMAT "\"}",
+	appendStringInfo(&value, "{\"reserved_unix_ms\": " INT64_FORMAT ", \"epoch_unix_ms\": " INT64_FORMAT ", \"system_identifier\": \"" UINT64_FORMAT "\", \"counters\": {",
 					 unix_ms, idgen_epoch_unix_ms, GetSystemIdentifier());
+	foreach(lc, recorded_counters)
+	{
+		IdgenLeaseCounter *c = lfirst(lc);
+
+		if (!first)
+			appendStringInfoString(&value, ", ");
+		escape_json(&value, c->name);
+		appendStringInfo(&value, ": " UINT64_FORMAT, c->value);
+		first = false;
+	}
+	appendStringInfoString(&value, "}}");
 	answer = idgen_etcd_call("/v3/kv/txn",
 							 psprintf("{\"compare\": [{\"key\": \"%s\", \"target\": \"LEASE\", \"lease\": \"" INT64_FORMAT "\"}], "
 									  "\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\"}}]}",
@@ -568,6 +599,56 @@ idgen_etcd_record(int32 node_id, int64 lease_id, int64 unix_ms)
 	return true;
 }
 
+/* Raise the recorded bound of counter "name" to value; true if it grew. */
+bool
+idgen_lease_note_counter(const char *name, uint64 value)
+{
+	ListCell   *lc;
+	IdgenLeaseCounter *c;
+	MemoryContext old;
+
+	foreach(lc, recorded_counters)
+	{
+		c = lfirst(lc);
+		if (strcmp(c->name, name) == 0)
+		{
+			if (c->value >= value)
+				return false;
+			c->value = value;
+			return true;
+		}
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	c = palloc0(sizeof(IdgenLeaseCounter));
+	strlcpy(c->name, name, sizeof(c->name));
+	c->value = value;
+	recorded_counters = lappend(recorded_counters, c);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * A counter generator installed in this keeper (registry.c): the floor the
+ * record gives it, if any.
+ */
+bool
+idgen_lease_counter_floor(const char *name, uint64 *value)
+{
+	ListCell   *lc;
+
+	foreach(lc, recorded_counters)
+	{
+		IdgenLeaseCounter *c = lfirst(lc);
+
+		if (strcmp(c->name, name) == 0)
+		{
+			*value = c->value;
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * The previous holders' reservation as a floor in Unix ms: above their
  * IDs' times both read as Unix time (named generators) and as raw
@@ -581,10 +662,67 @@ idgen_lease_floor_from(const char *value64)
 	int64		reserved = 0;
 	int64		epoch = idgen_epoch_unix_ms;
 
+	JsonbContainer *counters;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *name = NULL;
+
 	if (json == NULL || !idgen_json_int64(&json->root, "reserved_unix_ms", &reserved))
 		return -1;
 	(void) idgen_json_int64(&json->root, "epoch_unix_ms", &epoch);
+
+	/* the counters: { "name": bound, ... } */
+	counters = idgen_json_container(&json->root, "counters");
+	if (counters != NULL && JsonContainerIsObject(counters))
+	{
+		it = JsonbIteratorInit(counters);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			if (tok == WJB_KEY)
+				name = pnstrdup(v.val.string.val, v.val.string.len);
+			else if (tok == WJB_VALUE && name != NULL)
+			{
+				if (v.type != jbvNumeric || strlen(name) >= NAMEDATALEN)
+					return -1;
+				idgen_lease_note_counter(name,
+										 (uint64) DatumGetInt64(DirectFunctionCall1(numeric_int8,
+																				 NumericGetDatum(v.val.numeric))));
+				name = NULL;
+			}
+		}
+	}
 	return Max(reserved, reserved - epoch + idgen_epoch_unix_ms);
+}
+
+/*
+ * Read the reservation record of node_id (a keeper taking over a lease it
+ * already holds): returns its time floor in Unix ms (0 if there is none) and
+ * merges its counters, or -1 if etcd did not answer or the record is bad.
+ */
+static int64
+idgen_etcd_read_record(int32 node_id)
+{
+	JsonbContainer *answer;
+	JsonbContainer *kv;
+	char	   *value;
+	int64		floor_unix_ms;
+
+	answer = idgen_etcd_call("/v3/kv/range",
+							 psprintf("{\"key\": \"%s\"}",
+									  idgen_lease_key("reservation", node_id)),
+							 idgen_lease_request_timeout());
+	if (answer == NULL)
+		return -1;
+	kv = idgen_json_element(idgen_json_container(answer, "kvs"), 0);
+	value = idgen_json_string(kv, "value");
+	if (value == NULL)
+		return 0;
+	floor_unix_ms = idgen_lease_floor_from(value);
+	if (floor_unix_ms < 0)
+		etcd_error = psprintf("the reservation key of node id %d cannot be read; fix or delete it",
+							  node_id);
+	return floor_unix_ms;
 }
 
 /* The node ids that are held now, as a bitmap; false if etcd did not say. */
@@ -716,12 +854,11 @@ idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
 	IdgenLease *lease = LEASE(idgen_shared);
 	int64		need = idgen_lease_published_unix_ms();
 
-	if (need > recorded)
-	{
-		if (!idgen_etcd_record(node_id, lease_id, need + idgen_reservation_ms))
-			return false;
-		recorded = need + idgen_reservation_ms;
-	}
+	/* what the counters that embed the node id have published, too */
+	idgen_registry_note_node_counters();
+	recorded = Max(recorded, need + idgen_reservation_ms);
+	if (!idgen_etcd_record(node_id, lease_id, recorded))
+		return false;
 	SpinLockAcquire(&lease->mutex);
 	lease->recorded_unix_ms = recorded;
 	lease->state = IDGEN_LEASE_HELD;
@@ -739,6 +876,7 @@ idgen_lease_apply_floor(int64 floor_unix_ms)
 {
 	int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms + 1;
 
+	idgen_registry_raise_node_counters();
 	if (floor_unix_ms <= 0)
 		return;
 	idgen_raise_floor(&idgen_shared->snowflake.gen, &idgen_snowflake_layout, floor_ms);
@@ -831,6 +969,7 @@ idgen_lease_claim(void)
 				(errmsg("idgen keeper: claimed node id %d in etcd with lease " INT64_FORMAT " (TTL " INT64_FORMAT " s)",
 						node_id, lease_id, ttl_s)));
 		next_renew_ms = sent + ttl_s * 1000 / 3;
+		record_known = true;
 		if (!idgen_lease_validate(node_id, lease_id, floor_unix_ms))
 			idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
 		return;
@@ -897,8 +1036,21 @@ idgen_lease_step(void)
 			lease->renewals++;
 			SpinLockRelease(&lease->mutex);
 			next_renew_ms = sent + ttl_s * 1000 / 3;
-			if (!valid && !idgen_lease_validate(node_id, lease_id, 0))
-				idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+
+			/*
+			 * Back in time, or a new keeper under the lease of the one before
+			 * it: this process must know the record before it rewrites it.
+			 */
+			if (!valid)
+			{
+				int64		floor_unix_ms = record_known ? 0 : idgen_etcd_read_record(node_id);
+
+				if (floor_unix_ms < 0 ||
+					!idgen_lease_validate(node_id, lease_id, floor_unix_ms))
+					idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+				else
+					record_known = true;
+			}
 		}
 		else if (ttl_s == 0)
 		{
@@ -937,6 +1089,34 @@ idgen_lease_step(void)
 		return (long) Max(1, Min(deadline, next_renew_ms) - now);
 	}
 	return IDGEN_LEASE_RETRY_MS;
+}
+
+/*
+ * Before the keeper publishes counter reservations (registry.c), which it
+ * has noted with idgen_lease_note_counter(): have etcd record them, or stop
+ * generation under the node id first.
+ */
+void
+idgen_lease_record_counters(void)
+{
+	IdgenLease *lease;
+	int64		recorded;
+	int64		lease_id;
+	int32		node_id;
+
+	if (!idgen_leases_on ||
+		(pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) == 0)
+		return;
+	lease = LEASE(idgen_shared);
+	SpinLockAcquire(&lease->mutex);
+	recorded = lease->recorded_unix_ms;
+	lease_id = lease->lease_id;
+	node_id = lease->node_id;
+	SpinLockRelease(&lease->mutex);
+	if (!idgen_etcd_record(node_id, lease_id, recorded))
+		idgen_lease_invalidate(IDGEN_LEASE_LOST,
+							   psprintf("could not record a counter reservation in etcd: %s",
+										etcd_error));
 }
 
 /*

@@ -255,6 +255,37 @@ idgen_registry_raise_node_floors(int64 floor_unix_ms)
 	}
 }
 
+/*
+ * Counter generators that embed the node id resume above what the lease
+ * record gives them (lease.c): values a previous holder of the node id may
+ * have handed out.  Keeper only.
+ */
+void
+idgen_registry_raise_node_counters(void)
+{
+	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	uint64		floor;
+
+	for (uint32 i = 0; i < n; i++)
+		if (registry_slots[i].spec.node_bits > 0 &&
+			registry_slots[i].spec.time_field < 0 &&
+			idgen_lease_counter_floor(registry_slots[i].name, &floor))
+			idgen_raise_position(&registry_gens[i].gen, floor);
+}
+
+/* Tell the lease record what those counters have published.  Keeper only. */
+void
+idgen_registry_note_node_counters(void)
+{
+	uint32		n = pg_atomic_read_u32(&registry->nslots);
+
+	for (uint32 i = 0; i < n; i++)
+		if (registry_slots[i].spec.node_bits > 0 &&
+			registry_slots[i].spec.time_field < 0)
+			(void) idgen_lease_note_counter(registry_slots[i].name,
+											pg_atomic_read_u64(&registry_slots[i].counter_reserved));
+}
+
 bool
 idgen_registry_reload_requested(void)
 {
@@ -401,6 +432,13 @@ idgen_registry_install(const char *name, const char *layout_text,
 			spec.node_bits > 0)
 			idgen_raise_floor(gen, &layout,
 							  registry->node_floor_unix_ms - idgen_epoch_unix_ms);
+		if (spec.time_field < 0 && spec.node_bits > 0)
+		{
+			uint64		floor;
+
+			if (idgen_lease_counter_floor(name, &floor))
+				idgen_raise_position(gen, floor);
+		}
 	}
 	pg_atomic_init_u32(&slot->state, IDGEN_SLOT_REFUSED);
 	pg_atomic_init_u64(&slot->counter_reserved, 0);
@@ -618,6 +656,16 @@ idgen_registry_write_counters(Oid relid)
 void
 idgen_registry_publish_counters(void)
 {
+	bool		noted = false;
+
+	/* under a leased node id, etcd records them first (lease.c) */
+	for (int p = 0; p < counter_plan_n && idgen_leases_on; p++)
+		if (registry_slots[counter_plan_slot[p]].spec.node_bits > 0)
+			noted |= idgen_lease_note_counter(registry_slots[counter_plan_slot[p]].name,
+											  counter_plan_reserved[p]);
+	if (noted)
+		idgen_lease_record_counters();
+
 	for (int p = 0; p < counter_plan_n; p++)
 	{
 		IdgenNamedSlot *slot = &registry_slots[counter_plan_slot[p]];

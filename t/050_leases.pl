@@ -224,6 +224,10 @@ $start_c->('start');
 wait_for_keeper($c);
 wait_for_lease($c, 'held');
 my $c_max = max_of($c, 100000);
+# a counter generator embedding the node id (seed 000's layout)
+$c->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
+my $c_tickets = $c->safe_psql('postgres',
+	"SELECT max(idgen_next('tickets')) FROM generate_series(1, 5000)");
 $c->kill9;
 
 my $d = lease_node('d', 7);
@@ -235,6 +239,10 @@ cmp_ok($d_min, '>', $c_max,
 	"after c's SIGKILL, d claims node id 7 and issues above c's IDs, although its clock is 4 s behind c's");
 is($d->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM (SELECT snowflake_id() id FROM generate_series(1, 100000)) s'),
 	'100000', 'd issues unique IDs');
+$d->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
+cmp_ok($d->safe_psql('postgres', "SELECT min(idgen_next('tickets')) FROM generate_series(1, 1000)"),
+	'>', $c_tickets,
+	"a counter generator of the same name resumes above c's values: the record carries counters too");
 
 # ---- 3. etcd stopped: generation stops within the TTL, resumes after ----
 
