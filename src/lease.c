@@ -1016,6 +1016,14 @@ idgen_lease_step(void)
 	valid = (pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) != 0;
 	now = idgen_clock_monotonic_ms();
 
+	/*
+	 * With "auto", the id claimed first in this shared memory is ours for
+	 * its life; a keeper started after that one composes named slots with
+	 * it too.
+	 */
+	if (idgen_node_id == IDGEN_NODE_AUTO && node_id >= 0)
+		idgen_node_id = node_id;
+
 	if (lease_id == 0)
 	{
 		if (now >= next_claim_ms)

@@ -286,6 +286,24 @@ for my $n (@auto)
 is(scalar(keys %ids), 3, "three servers with node_id = 'auto' claimed three distinct node ids");
 is(join(',', sort { $a <=> $b } keys %ids), '0,1,2', 'the lowest free ones');
 
+# a keeper that exits (here: terminated) hands over to the next keeper,
+# which keeps the node id it claimed and the record
+my $k = $auto[1];
+my $k_id = $k->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()');
+my $k_max = max_of($k, 10000);
+my $k_pid = $k->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+$k->safe_psql('postgres', "SELECT pg_terminate_backend($k_pid)");
+$k->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'idgen keeper' AND pid <> $k_pid")
+  or die 'the keeper was not restarted';
+wait_until_generating($k);
+is($k->safe_psql('postgres', 'SELECT lease_node_id = snowflake_id_node(snowflake_id()) FROM idgen_status()'),
+	't', 'after its keeper was terminated, an auto server issues again');
+is($k->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()'), $k_id,
+	'under the node id it had claimed');
+cmp_ok($k->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $k_max, 'above its earlier IDs');
+
 # an id whose lease expired is free again, and its next holder is above
 my $gone = $auto[0];
 my $gone_id = $gone->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()');
