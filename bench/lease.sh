@@ -44,7 +44,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-as_pg etcd --name bench --data-dir "$work/etcd" \
+# etcd runs as root (it needs no other user): so $! is its own PID, which
+# the cleanup stops and waits for
+etcd --name bench --data-dir "$work/etcd" \
 	--listen-client-urls "http://127.0.0.1:$etcd_port" \
 	--advertise-client-urls "http://127.0.0.1:$etcd_port" \
 	--listen-peer-urls "http://127.0.0.1:$etcd_peer" \
@@ -72,7 +74,10 @@ start() {	# $1 = value of idgen.lease_endpoints
 		[ "$(sql -c "SELECT keeper_state = 'ready' AND lease_state IN ('off', 'held') FROM idgen_status()" 2>/dev/null)" = t ] && return 0
 		sleep 0.1
 	done
-	echo "the server did not become ready with idgen.lease_endpoints = '$1'" >&2
+	echo "the server did not become ready with idgen.lease_endpoints = '$1':" >&2
+	sql -c "SELECT keeper_state, keeper_message, lease_state, lease_holder, lease_error FROM idgen_status()" >&2 || true
+	tail -n 5 "$work/server.log" >&2
+	tail -n 20 "$work/etcd.log" >&2
 	exit 1
 }
 stop() { as_pg "$PG_BIN/pg_ctl" -D "$data" -m fast -w stop >/dev/null; }
@@ -94,6 +99,10 @@ for rep in $(seq "$reps"); do
 			echo "no lease held" >&2
 			exit 1
 		}
+		# warm up the new backend's caches and the generators first
+		for call in "snowflake_id()" "idgen_next('b_legacy')"; do
+			sql -c "SELECT count($call) FROM generate_series(1, 200000)" >/dev/null
+		done
 		floor=$(sql -c "SELECT bench.time_ms('SELECT count(g) FROM generate_series(1, 1000000) g')")
 		for call in "snowflake_id()" "idgen_next('b_legacy')"; do
 			ms=$(sql -c "SELECT bench.time_ms(\$q\$SELECT count($call) FROM generate_series(1, 1000000)\$q\$)")
@@ -105,7 +114,8 @@ for rep in $(seq "$reps"); do
 done
 echo
 start ""
-sql -P footer=off -c "
+echo "call|leases off: net ns/call, median (min..max)|leases on|on - off (medians)" | column -t -s '|'
+sql -c "
 WITH net AS (
 	SELECT call, mode, (ms - floor_ms) AS ns FROM bench.lease
 ), m AS (
