@@ -160,8 +160,9 @@ sql -c "ALTER SYSTEM SET idgen.max_lead = '1h'" >/dev/null
 reload_and_wait idgen.max_lead 1h
 # named generators (idgen.database is postgres here): seed 002's layout,
 # Sonyflake's 10 ms ticks, and seed 000's counter with the default prefetch
-# of 1,000 and with 1,000,000 (a counter at millions of calls per second
-# waits for a WAL flush every prefetch values)
+# of 1,000 and with 1,000,000 (under demand the keeper grows either's
+# reservation step, up to 2^20 values, so neither should wait for a WAL
+# flush every prefetch values)
 sql -c "SELECT idgen_create_generator('b_legacy', 'time:42 datacenter:3 worker:6 seq:12', epoch => '2020-08-02 18:33:54.706+00'),
                idgen_create_generator('b_sony', 'sonyflake'),
                idgen_create_generator('b_counter', 'zone:7=3 worker:16 seq:40'),

@@ -87,7 +87,17 @@ SELECT idgen_from_time('tickets', now());
 SELECT bool_and(idgen_from_parts('balanced', idgen_decode('balanced', id)) = id) AS round_trip
   FROM (SELECT idgen_next('balanced') AS id FROM generate_series(1, 100)) s;
 
--- the view: value, reservation (local count), options
+-- the view: value, reservation (local count), options; prefetch and
+-- refill are those in force: at least the defined ones (more under
+-- demand), refill in the defined proportion
 SELECT name, counter_value IS NOT NULL AS has_value,
-       counter_reserved >= issued AS reserved_ahead, prefetch, refill, stripes, owned
-  FROM idgen_generators WHERE counter_reserved IS NOT NULL ORDER BY name;
+       counter_reserved >= issued AS reserved_ahead,
+       g.prefetch >= d.prefetch AS prefetch_at_least_defined,
+       g.refill = g.prefetch::bigint * d.refill / d.prefetch AS refill_in_proportion,
+       stripes, owned
+  FROM idgen_generators g
+  JOIN (VALUES ('balanced', 50, 10), ('odd', 1000, 500), ('tickets', 1000, 500),
+               ('tiny', 100, 50)) d(name, prefetch, refill) USING (name)
+ ORDER BY name;
+-- a counter of 1,024 values never reserves more than its prefetch at a time
+SELECT prefetch, refill FROM idgen_generators WHERE name = 'tiny';

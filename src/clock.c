@@ -10,7 +10,8 @@
  *
  * On Linux both reads go through the vDSO and cost tens of nanoseconds,
  * with no system call.  The wall-clock read, being on the hot path, is
- * inline in idgen.h; this file holds the monotonic one used for waits.
+ * inline in idgen.h; this file holds the monotonic ones, used for waits
+ * and for the keeper's measure of a counter generator's demand.
  *
  * IDENTIFICATION
  *	  src/clock.c
@@ -30,4 +31,13 @@ idgen_clock_monotonic_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64
+idgen_clock_monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }

@@ -355,6 +355,11 @@ extern void idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch,
 										const char *owned, int64 segment);
 extern char *idgen_counter_options_text(const IdgenSpec *spec);
 extern uint64 idgen_counter_value(const IdgenCounterSpec *counter, uint64 c);
+extern uint64 idgen_counter_max_step(const IdgenSpec *spec);
+extern uint64 idgen_counter_refill(const IdgenSpec *spec, uint64 step);
+extern uint64 idgen_counter_next_step(const IdgenSpec *spec, uint64 step,
+									  uint64 commit_taken, uint64 taken,
+									  int64 elapsed_us, bool starved);
 
 /* layout.c */
 extern void idgen_parse_layout(const char *text, IdgenSpec *spec,
@@ -405,6 +410,7 @@ idgen_require_shared(const char *funcname)
 
 /* clock.c */
 extern int64 idgen_clock_monotonic_ms(void);
+extern int64 idgen_clock_monotonic_us(void);
 
 /*
  * Wall clock in Unix ms, read fresh on every call (never the transaction

@@ -86,9 +86,21 @@ typedef struct IdgenNamedSlot
 	 * durably reserved (published by the keeper only after a durable
 	 * commit); counter_want is the highest a waiting caller needs.  The
 	 * generator's "last" is the next local value to hand out.
+	 * counter_step is the step the published reservation was made with
+	 * (adaptive, counter.c; only the keeper writes it).  A caller that
+	 * takes a value beyond counter_wake (the reservation less the step's
+	 * refill) claims it, setting it to PG_UINT64_MAX, and wakes the
+	 * keeper: so the keeper starts extending when fewer than refill values
+	 * remain, not when a caller has run out.
 	 */
 	pg_atomic_uint64 counter_reserved;
 	pg_atomic_uint64 counter_want;
+	pg_atomic_uint64 counter_wake;
+	pg_atomic_uint64 counter_step;
+	/* the counter's demand, as the keeper last measured it (keeper only) */
+	uint64		counter_published_next; /* next value at the last publish */
+	int64		counter_published_us;	/* monotonic time of that publish */
+	uint64		counter_commit_taken;	/* values taken during its commit */
 	bool		state_loaded;	/* durable state applied (keeper only) */
 	bool		state_rewrite;	/* durable state missing or low (keeper only) */
 	int64		state_changed_ms;	/* monotonic ms of a drop/re-create commit */
@@ -443,6 +455,9 @@ idgen_registry_install(const char *name, const char *layout_text,
 	pg_atomic_init_u32(&slot->state, IDGEN_SLOT_REFUSED);
 	pg_atomic_init_u64(&slot->counter_reserved, 0);
 	pg_atomic_init_u64(&slot->counter_want, 0);
+	pg_atomic_init_u64(&slot->counter_wake, PG_UINT64_MAX);
+	pg_atomic_init_u64(&slot->counter_step,
+					   spec.time_field < 0 ? (uint64) spec.counter.prefetch : 0);
 
 	/* publish the slot, then switch it on */
 	pg_write_barrier();
@@ -543,27 +558,31 @@ idgen_registry_load_counters(Oid relid)
 
 /*
  * Plan the counter reservations to extend: a counter whose reservation
- * has fewer than "refill" values left, or that a caller waits for, gets
- * "prefetch" more beyond what is used or wanted.  Returns how many; the
- * plan stays here for idgen_registry_write_counters() and
- * idgen_registry_publish_counters().
+ * has fewer than its refill values left, or that a caller waits for, gets
+ * one step more beyond what is used or wanted, the step sized anew from
+ * its demand (prefetch and refill, or more under demand; counter.c).
+ * Returns how many; the plan stays here for
+ * idgen_registry_write_counters() and idgen_registry_publish_counters().
  */
+typedef struct IdgenCounterPlan
+{
+	int			slot;
+	uint64		reserved;		/* the new reservation */
+	uint64		next;			/* the generator's next value when planned */
+	uint64		step;			/* the step the reservation is made with */
+} IdgenCounterPlan;
+
 static int	counter_plan_n = 0;
-static int *counter_plan_slot = NULL;
-static uint64 *counter_plan_reserved = NULL;
+static IdgenCounterPlan *counter_plan = NULL;
 
 int
 idgen_registry_plan_counters(void)
 {
 	uint32		n = pg_atomic_read_u32(&registry->nslots);
 
-	if (counter_plan_slot == NULL)
-	{
-		counter_plan_slot = MemoryContextAlloc(TopMemoryContext,
-											   sizeof(int) * idgen_max_generators);
-		counter_plan_reserved = MemoryContextAlloc(TopMemoryContext,
-												   sizeof(uint64) * idgen_max_generators);
-	}
+	if (counter_plan == NULL)
+		counter_plan = MemoryContextAlloc(TopMemoryContext,
+										  sizeof(IdgenCounterPlan) * idgen_max_generators);
 	counter_plan_n = 0;
 	pg_read_barrier();
 	for (uint32 i = 0; i < n; i++)
@@ -573,28 +592,50 @@ idgen_registry_plan_counters(void)
 		uint64		reserved;
 		uint64		want;
 		uint64		next;
+		uint64		step;
+		uint64		target;
+		IdgenCounterPlan *plan;
 
 		if (slot->spec.time_field >= 0 ||
 			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
 			continue;
 		reserved = pg_atomic_read_u64(&slot->counter_reserved);
 		want = pg_atomic_read_u64(&slot->counter_want);
+		step = pg_atomic_read_u64(&slot->counter_step);
 		SpinLockAcquire(&gen->mutex);
 		next = gen->last;
 		SpinLockRelease(&gen->mutex);
-		if (slot->state_rewrite || want > reserved || next >= reserved ||
-			reserved - next < (uint64) slot->spec.counter.refill)
-		{
-			counter_plan_slot[counter_plan_n] = i;
-			/*
-			 * prefetch beyond what is used or wanted, never backwards: after
-			 * a crash the counter resumes at most prefetch above the last
-			 * value handed out
-			 */
-			counter_plan_reserved[counter_plan_n++] =
-				Min(Max(reserved, Max(next, want) + slot->spec.counter.prefetch),
-					(uint64) slot->spec.tick_limit);
-		}
+		if (!(slot->state_rewrite || want > reserved || next >= reserved ||
+			  reserved - next < idgen_counter_refill(&slot->spec, step)))
+			continue;
+
+		/*
+		 * Size the step from the demand since the last reservation of this
+		 * shared memory (the first one measures nothing): the rate since it
+		 * was published, what was taken while it was being committed, and
+		 * whether callers ran out.
+		 */
+		if (reserved > 0)
+			step = idgen_counter_next_step(&slot->spec, step,
+										   slot->counter_commit_taken,
+										   next - Min(next, slot->counter_published_next),
+										   idgen_clock_monotonic_us() - slot->counter_published_us,
+										   want > reserved || next >= reserved);
+
+		/*
+		 * one step beyond what is used or wanted, never backwards: after a
+		 * crash the counter resumes at most one step above the last value
+		 * handed out
+		 */
+		target = Min(Max(reserved, Max(next, want) + step),
+					 (uint64) slot->spec.tick_limit);
+		if (target <= reserved && !slot->state_rewrite)
+			continue;			/* at the end of its range: nothing to add */
+		plan = &counter_plan[counter_plan_n++];
+		plan->slot = i;
+		plan->reserved = target;
+		plan->next = next;
+		plan->step = step;
 	}
 	return counter_plan_n;
 }
@@ -631,7 +672,7 @@ idgen_registry_write_counters(Oid relid)
 		if (nulls[0])
 			continue;
 		for (int p = 0; p < counter_plan_n; p++)
-			if (strcmp(registry_slots[counter_plan_slot[p]].name,
+			if (strcmp(registry_slots[counter_plan[p].slot].name,
 					   TextDatumGetCString(values[0])) == 0)
 			{
 				simple_heap_delete(rel, &tup->t_self);
@@ -645,14 +686,20 @@ idgen_registry_write_counters(Oid relid)
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
-		values[0] = CStringGetTextDatum(registry_slots[counter_plan_slot[p]].name);
-		values[1] = Int64GetDatum((int64) counter_plan_reserved[p]);
+		values[0] = CStringGetTextDatum(registry_slots[counter_plan[p].slot].name);
+		values[1] = Int64GetDatum((int64) counter_plan[p].reserved);
 		simple_heap_insert(rel, heap_form_tuple(desc, values, nulls));
 	}
 	table_close(rel, RowExclusiveLock);
 }
 
-/* The planned reservations are durable: hand them to the callers. */
+/*
+ * The planned reservations are durable: hand them to the callers, with
+ * their step and the point past which a caller wakes the keeper (the
+ * reservation less the step's refill).  Note the demand for the next
+ * plan: the values callers took while the commit ran, and where the
+ * counter stands now.
+ */
 void
 idgen_registry_publish_counters(void)
 {
@@ -668,14 +715,28 @@ idgen_registry_publish_counters(void)
 
 	for (int p = 0; p < counter_plan_n; p++)
 	{
-		IdgenNamedSlot *slot = &registry_slots[counter_plan_slot[p]];
+		const IdgenCounterPlan *plan = &counter_plan[p];
+		IdgenNamedSlot *slot = &registry_slots[plan->slot];
+		IdgenGenerator *gen = &registry_gens[plan->slot].gen;
 		uint64		old = pg_atomic_read_u64(&slot->counter_reserved);
+		uint64		refill = idgen_counter_refill(&slot->spec, plan->step);
+		uint64		next;
 
 		slot->state_rewrite = false;
-		while (old < counter_plan_reserved[p] &&
+		pg_atomic_write_u64(&slot->counter_step, plan->step);
+		while (old < plan->reserved &&
 			   !pg_atomic_compare_exchange_u64(&slot->counter_reserved, &old,
-											   counter_plan_reserved[p]))
+											   plan->reserved))
 			;
+		old = Max(old, plan->reserved);
+		pg_atomic_write_u64(&slot->counter_wake, old - Min(old, refill));
+
+		SpinLockAcquire(&gen->mutex);
+		next = gen->last;
+		SpinLockRelease(&gen->mutex);
+		slot->counter_commit_taken = next - Min(next, plan->next);
+		slot->counter_published_next = next;
+		slot->counter_published_us = idgen_clock_monotonic_us();
 	}
 	counter_plan_n = 0;
 }
@@ -967,6 +1028,30 @@ idgen_named_compose(IdgenNamedCache *cache, uint64 position, int32 shard)
 }
 
 /*
+ * A caller took values beyond slot->counter_wake: fewer than the refill
+ * remain.  The first to claim the mark wakes the keeper, once per
+ * reservation; a mark the keeper moved meanwhile is looked at again.
+ */
+static pg_noinline void
+idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
+{
+	uint64		wake = pg_atomic_read_u64(&slot->counter_wake);
+
+	while (need > wake && wake != PG_UINT64_MAX)
+	{
+		if (pg_atomic_compare_exchange_u64(&slot->counter_wake, &wake,
+										   PG_UINT64_MAX))
+		{
+			Latch	   *latch = idgen_keeper_latch();
+
+			if (latch != NULL)
+				SetLatch(latch);
+			return;
+		}
+	}
+}
+
+/*
  * Hand out "count" consecutive local counter values of a counter
  * generator; returns the first.  Under the generator's lock only a few
  * comparisons: waits for the keeper (bounded, then 55000) and the error
@@ -1002,6 +1087,8 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count)
 			if (unlikely(waited))
 				gen->waits++;
 			SpinLockRelease(&gen->mutex);
+			if (unlikely(need > pg_atomic_read_u64(&slot->counter_wake)))
+				idgen_counter_wake_keeper(slot, need);
 			return first;
 		}
 		SpinLockRelease(&gen->mutex);
@@ -1927,6 +2014,8 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 		values[11] = Int32GetDatum(idgen_slot_ngenerators(i));
 		if (spec->time_field < 0)
 		{
+			uint64		step = pg_atomic_read_u64(&slot->counter_step);
+
 			/* counters: "last" is the next local value, issued counts them */
 			nulls[9] = nulls[10] = true;
 			if (last > 0)
@@ -1934,8 +2023,9 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 			else
 				nulls[12] = true;
 			values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->counter_reserved));
-			values[14] = Int32GetDatum(spec->counter.prefetch);
-			values[15] = Int32GetDatum(spec->counter.refill);
+			/* in force: the definition's, or the keeper's adaptive step */
+			values[14] = Int32GetDatum((int32) step);
+			values[15] = Int32GetDatum((int32) idgen_counter_refill(spec, step));
 			values[16] = Int32GetDatum(spec->counter.stripes);
 			values[17] = CStringGetTextDatum(idgen_counter_options_text(spec));
 		}

@@ -3,8 +3,9 @@
 # third server merges by logical replication: zero collisions, and after
 # equal load their highest IDs are within a few segments.  After an
 # immediate stop, a killed backend and a failover to a synchronous
-# standby, the counter resumes above every value handed out, skipping at
-# most one reservation.
+# standby, the counter resumes above every value handed out, exactly at
+# its durable reservation, skipping at most one reservation (the step in
+# force, which grows under demand: t/015_counter_demand.pl).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -99,28 +100,49 @@ is($a->safe_psql('postgres', q{
 	  FROM c}),
 	'2000000|2000000|t', '2,000,000 values from one statement: distinct and dense');
 
+# Before a crash: wait until no extension is due (at least refill values
+# remain), so that the published reservation is the durable one and stays
+# put; note it and the step in force.  The reservation reaches at most one
+# step beyond the last value handed out.
+sub reservation_before_crash
+{
+	my ($node, $what) = @_;
+	$node->poll_query_until('postgres', q{
+		SELECT counter_reserved - counter_value - 1 >= refill
+		  FROM idgen_generators WHERE name = 'seq'})
+	  or die "the keeper did not extend counter seq";
+	my ($reserved, $last, $step) = split /\|/, $node->safe_psql('postgres', q{
+		SELECT counter_reserved, counter_value, prefetch FROM idgen_generators WHERE name = 'seq'});
+	cmp_ok($reserved - $last - 1, '<=', $step,
+		"before the $what the reservation reaches at most one step ($step) beyond the last value");
+	return { reserved => $reserved, step => $step };
+}
+
 my $rounds = 1;
 sub resumes_above
 {
-	my ($node, $what) = @_;
+	my ($node, $what, $before, $taken) = @_;
 	$rounds++;
 	$node->safe_psql('postgres',
 		"INSERT INTO c SELECT $rounds, idgen_next('seq') FROM generate_series(1, 1000)");
 	# compare the counter (seq) values: a promoted standby's IDs carry
-	# another worker; one reservation is prefetch (1,000) values, and one
-	# more value may have been taken by a check
+	# another worker; $taken values were taken by checks since the restart
+	my $resume = $before->{reserved} + $taken;
+	my $skip = $before->{step} + $taken;
 	is($node->safe_psql('postgres', qq{
 		SELECT min(seq) FILTER (WHERE round = $rounds) > max(seq) FILTER (WHERE round < $rounds),
-		       min(seq) FILTER (WHERE round = $rounds) - max(seq) FILTER (WHERE round < $rounds) <= 1002,
+		       min(seq) FILTER (WHERE round = $rounds) = $resume,
+		       min(seq) FILTER (WHERE round = $rounds) - max(seq) FILTER (WHERE round < $rounds) - 1 <= $skip,
 		       count(*) = count(DISTINCT seq)
 		  FROM (SELECT round, (idgen_decode('seq', id) ->> 'seq')::bigint AS seq FROM c) s}),
-		't|t|t', "$what: the counter resumes above every value handed out, skipping at most one reservation");
+		't|t|t|t', "$what: the counter resumes above every value handed out, at its durable reservation, skipping at most one reservation ($before->{step} values)");
 }
 
+my $before = reservation_before_crash($a, 'immediate stop');
 $a->stop('immediate');
 $a->start;
 wait_for_keeper($a);
-resumes_above($a, 'immediate stop');
+resumes_above($a, 'immediate stop', $before, 0);
 
 # a killed backend: the postmaster resets shared memory
 my ($bg_out, $bg_err) = ('', '');
@@ -132,6 +154,7 @@ ok($a->poll_query_until('postgres',
 	'a backend to kill is running');
 my $victim = $a->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'");
+$before = reservation_before_crash($a, 'killed backend');
 kill 'KILL', $victim;
 eval { $bg->finish };
 # the crash restart drops connections that are being opened: retry them
@@ -145,7 +168,7 @@ for (1 .. 180)
 	sleep 1;
 }
 ok($ready, 'after the crash restart the keeper is ready');
-resumes_above($a, 'killed backend');
+resumes_above($a, 'killed backend', $before, 0);
 
 # a synchronous standby, promoted after the primary's immediate stop
 $a->backup('b');
@@ -161,6 +184,7 @@ ok($a->poll_query_until('postgres',
 $rounds++;
 $a->safe_psql('postgres',
 	"INSERT INTO c SELECT $rounds, idgen_next('seq') FROM generate_series(1, 5000)");
+$before = reservation_before_crash($a, 'failover');
 $a->wait_for_catchup($standby);
 $a->stop('immediate');
 $standby->promote;
@@ -169,7 +193,7 @@ ok($standby->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM id
 is($standby->safe_psql('postgres', q{
 	SELECT (idgen_decode('seq', idgen_next('seq')) ->> 'worker')::int}),
 	'3', 'its counter carries its own node id as worker');
-resumes_above($standby, 'failover to a synchronous standby');
+resumes_above($standby, 'failover to a synchronous standby', $before, 1);
 
 # --- a counter whose durable state is lost is refused, not restarted at 0 ---
 my $b = $servers[1];
