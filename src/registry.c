@@ -707,9 +707,9 @@ idgen_registry_publish_counters(void)
 
 	/* under a leased node id, etcd records them first (lease.c) */
 	for (int p = 0; p < counter_plan_n && idgen_leases_on; p++)
-		if (registry_slots[counter_plan_slot[p]].spec.node_bits > 0)
-			noted |= idgen_lease_note_counter(registry_slots[counter_plan_slot[p]].name,
-											  counter_plan_reserved[p]);
+		if (registry_slots[counter_plan[p].slot].spec.node_bits > 0)
+			noted |= idgen_lease_note_counter(registry_slots[counter_plan[p].slot].name,
+											  counter_plan[p].reserved);
 	if (noted)
 		idgen_lease_record_counters();
 
