@@ -193,6 +193,8 @@ typedef struct IdgenShardControl
  * is the keeper's, protected by mutex, for errors and status.
  */
 #define IDGEN_LEASE_VALID			((uint32) 1 << 31)
+#define IDGEN_LEASE_NODE_MASK		((uint32) 0x3FF)	/* node id: 10 bits */
+#define IDGEN_LEASE_GENERATION_ONE	((uint32) 1 << 10)	/* then a claim count */
 
 /* idgen.node_id = 'auto': the keeper claims the lowest free id */
 #define IDGEN_NODE_AUTO				(-2)
@@ -222,6 +224,7 @@ typedef struct IdgenLease
 	int64		recorded_unix_ms;	/* our reservation as etcd records it */
 	TimestampTz since;			/* claimed at */
 	uint64		renewals;
+	uint32		generation;		/* bumped each time the word is set */
 	char		holder[256];	/* who holds our node id, when another does */
 	char		error[256];		/* the last etcd failure */
 	TimestampTz error_at;
@@ -463,6 +466,7 @@ IDGEN_NORETURN extern void idgen_report_never_switched_off(IdgenGenerator *gen);
 
 /* lease.c */
 extern bool idgen_leases_on;
+extern char *idgen_node_id_string;
 extern char *idgen_lease_endpoints;
 extern char *idgen_lease_prefix;
 extern int	idgen_lease_ttl_s;
@@ -479,34 +483,46 @@ extern void idgen_lease_record_counters(void);
 
 /*
  * Before a generator that embeds the node id takes a position: without
- * leases, the node id must be set.  (With leases, see idgen_issued_node.)
+ * leases, the node id must be set; with leases, the claim must stand.
+ * Returns the lease word read (0 without leases), for idgen_issued_node.
  */
-static inline void
+static inline uint32
 idgen_require_node_id(const char *funcname)
-{
-	if (unlikely(idgen_node_id < 0) && !idgen_leases_on)
-		idgen_report_no_node(funcname);
-}
-
-/*
- * After such a generator has taken its position: the node id to compose it
- * with.  With leases this is one atomic read of the lease word, and it must
- * come after the position: the keeper clears the word before it publishes a
- * reservation that etcd does not record (lease.c), so a position within
- * such a reservation is never returned under the node id.
- */
-static inline int32
-idgen_issued_node(const char *funcname)
 {
 	uint32		word;
 
 	if (likely(!idgen_leases_on))
-		return idgen_node_id;
-	pg_read_barrier();
+	{
+		if (unlikely(idgen_node_id < 0))
+			idgen_report_no_node(funcname);
+		return 0;
+	}
 	word = pg_atomic_read_u32(&idgen_shared->lease_word.word);
 	if (unlikely((word & IDGEN_LEASE_VALID) == 0))
 		idgen_report_no_node(funcname);
-	return (int32) (word & ~IDGEN_LEASE_VALID);
+	/* the position is taken after this read */
+	pg_read_barrier();
+	return word;
+}
+
+/*
+ * After such a generator has taken its position: the node id to compose
+ * it with.  With leases, the word must not have changed since
+ * idgen_require_node_id read it: each claim sets it with a new generation,
+ * and the keeper floors the generators before, and clears the word before
+ * it publishes a reservation that etcd does not record (lease.c).  So a
+ * position taken between two equal reads was taken under one claim, above
+ * its floor and within what etcd records.
+ */
+static inline int32
+idgen_issued_node(const char *funcname, uint32 word)
+{
+	if (likely(!idgen_leases_on))
+		return idgen_node_id;
+	pg_read_barrier();
+	if (unlikely(pg_atomic_read_u32(&idgen_shared->lease_word.word) != word))
+		idgen_report_no_node(funcname);
+	return (int32) (word & IDGEN_LEASE_NODE_MASK);
 }
 
 /* keeper.c */

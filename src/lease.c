@@ -18,8 +18,8 @@
  *	  lease at etcd until at least t + s (etcd counts from when it
  *	  handles the request, which is later).  The keeper clears the word at
  *	  t + s - margin (margin = a quarter of the TTL, at least 500 ms), so
- *	  etcd's clock may run up to 25% faster than ours before a lease could
- *	  expire while we still issue.  Each request's timeout ends by that
+ *	  etcd's clock may run up to a third faster than ours before a lease
+ *	  could expire while we still issue.  Each request's timeout ends by that
  *	  deadline.
  *
  * 2. The next holder starts above the last one.  The key
@@ -70,6 +70,9 @@
 
 #define LEASE(s) (&(s)->lease)
 
+/* a recorded reservation beyond this (year 10000) is not believed */
+#define IDGEN_UNIX_MS_SANE_MAX INT64CONST(253402300800000)
+
 /* the largest etcd answer we read: a listing of 1,024 node keys is ~300 kB */
 #define IDGEN_ETCD_MAX_RESPONSE (4 * 1024 * 1024)
 
@@ -89,8 +92,15 @@ static bool record_known = false;
 static int64 next_renew_ms = 0;
 static int64 next_claim_ms = 0;
 
-/* the last request's failure, for the shared state */
-static char *etcd_error = NULL;
+/*
+ * The last request's failure, for the shared state.  A static buffer: the
+ * keeper resets its memory context at every turn of its loop, and this
+ * outlives the turn.
+ */
+static char etcd_error[256] = "no answer";
+static bool key_lost = false;	/* our lease no longer holds the node key */
+
+#define IDGEN_ETCD_ERROR(...) snprintf(etcd_error, sizeof(etcd_error), __VA_ARGS__)
 
 /*
  * Counter generators that embed the node id, as the reservation record
@@ -117,7 +127,9 @@ void
 idgen_lease_init(IdgenLease *lease)
 {
 	SpinLockInit(&lease->mutex);
-	lease->state = idgen_leases_on ? IDGEN_LEASE_CLAIMING : IDGEN_LEASE_OFF;
+	lease->state = idgen_leases_on && idgen_node_id != -1 ?
+		IDGEN_LEASE_CLAIMING : IDGEN_LEASE_OFF;
+	lease->generation = 0;
 	lease->lease_id = 0;
 	lease->node_id = -1;
 	lease->deadline_ms = 0;
@@ -161,7 +173,7 @@ idgen_report_no_node(const char *funcname)
 	char		error[sizeof(lease->error)];
 	int32		node_id;
 
-	if (!idgen_leases_on || idgen_shared == NULL)
+	if (!idgen_leases_on || idgen_shared == NULL || idgen_node_id == -1)
 	{
 		if (idgen_node_id == IDGEN_NODE_AUTO)
 			ereport(ERROR,
@@ -297,7 +309,7 @@ idgen_etcd_parse(const char *text, const char *url)
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
-		etcd_error = psprintf("%s: the answer is not JSON: %s", url, edata->message);
+		IDGEN_ETCD_ERROR("%s: the answer is not JSON: %s", url, edata->message);
 		result = NULL;
 	}
 	PG_END_TRY();
@@ -344,6 +356,22 @@ idgen_json_string(JsonbContainer *c, const char *key)
 	return pnstrdup(v.val.string.val, v.val.string.len);
 }
 
+/*
+ * A JSON number as int64, without throwing (numeric_int8 would, on a value
+ * out of range): false unless it is a whole number that fits.
+ */
+static bool
+idgen_json_numeric_int64(JsonbValue *v, int64 *out)
+{
+	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out,
+														   NumericGetDatum(v->val.numeric)));
+	char	   *end;
+
+	errno = 0;
+	*out = strtoi64(text, &end, 10);
+	return errno == 0 && *end == '\0' && end != text;
+}
+
 /* etcd sends 64-bit integers as strings; our own values are numbers */
 static bool
 idgen_json_int64(JsonbContainer *c, const char *key, int64 *out)
@@ -354,12 +382,8 @@ idgen_json_int64(JsonbContainer *c, const char *key, int64 *out)
 	if (!idgen_json_get(c, key, &v))
 		return false;
 	if (v.type == jbvNumeric)
-	{
-		*out = DatumGetInt64(DirectFunctionCall1(numeric_int8,
-												 NumericGetDatum(v.val.numeric)));
-		return true;
-	}
-	if (v.type != jbvString)
+		return idgen_json_numeric_int64(&v, out);
+	if (v.type != jbvString || v.val.string.len == 0)
 		return false;
 	errno = 0;
 	*out = strtoi64(pnstrdup(v.val.string.val, v.val.string.len), &end, 10);
@@ -403,7 +427,7 @@ static JsonbContainer *
 idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 {
 	int			n = list_length(endpoints);
-	long		per_try = (long) Max(100, timeout_ms / Max(n, 1));
+	long		per_try = (long) Max(50, timeout_ms / Max(n, 1));
 
 	for (int attempt = 0; attempt < n; attempt++)
 	{
@@ -420,7 +444,13 @@ idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 		headers = curl_slist_append(headers, "Content-Type: application/json");
 		curl_easy_reset(curl);
 		curl_easy_setopt(curl, CURLOPT_URL, url);
+#if LIBCURL_VERSION_NUM >= 0x075500
 		curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+		curl_easy_setopt(curl, CURLOPT_PROTOCOLS, (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+		/* straight to etcd, whatever proxy the environment names */
+		curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
 		curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
 		curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, per_try);
@@ -436,7 +466,7 @@ idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 
 		if (rc != CURLE_OK)
 		{
-			etcd_error = psprintf("%s: %s", url, curl_easy_strerror(rc));
+			IDGEN_ETCD_ERROR("%s: %s", url, curl_easy_strerror(rc));
 			continue;
 		}
 		answer = idgen_etcd_parse(body.data, url);
@@ -445,7 +475,7 @@ idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 		message = idgen_json_string(&answer->root, "message");
 		if (status != 200 || message != NULL)
 		{
-			etcd_error = psprintf("%s: HTTP status %ld: %s", url, status,
+			IDGEN_ETCD_ERROR("%s: HTTP status %ld: %s", url, status,
 								  message ? message : "no message");
 			continue;
 		}
@@ -460,7 +490,14 @@ static int64
 idgen_lease_request_timeout(void)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
-	int64		timeout = Max(200, (int64) idgen_lease_ttl_s * 1000 / 4);
+
+	/*
+	 * The keeper also keeps every other generator's reservation: a request
+	 * must not hold it up longer than a quarter of idgen.reservation (the
+	 * keeper extends when half of it is left).
+	 */
+	int64		timeout = Max(100, Min((int64) idgen_lease_ttl_s * 1000 / 4,
+									   idgen_reservation_ms / 4));
 	int64		deadline;
 
 	SpinLockAcquire(&lease->mutex);
@@ -540,7 +577,7 @@ idgen_etcd_grant(int64 *sent, int64 *ttl_s)
 	if (!idgen_json_int64(answer, "ID", &id) ||
 		!idgen_json_int64(answer, "TTL", ttl_s) || *ttl_s <= 0)
 	{
-		etcd_error = pstrdup("etcd granted no lease");
+		IDGEN_ETCD_ERROR("etcd granted no lease");
 		return 0;
 	}
 	return id;
@@ -592,8 +629,9 @@ idgen_etcd_record(int32 node_id, int64 lease_id, int64 unix_ms)
 		return false;
 	if (!idgen_json_get(answer, "succeeded", &ok) || ok.type != jbvBool || !ok.val.boolean)
 	{
-		etcd_error = psprintf("the node key of node id %d is no longer held by this server's lease",
-							  node_id);
+		IDGEN_ETCD_ERROR("the node key of node id %d is no longer held by this server's lease",
+						 node_id);
+		key_lost = true;
 		return false;
 	}
 	return true;
@@ -668,9 +706,13 @@ idgen_lease_floor_from(const char *value64)
 	JsonbIteratorToken tok;
 	char	   *name = NULL;
 
-	if (json == NULL || !idgen_json_int64(&json->root, "reserved_unix_ms", &reserved))
+	if (json == NULL || !idgen_json_int64(&json->root, "reserved_unix_ms", &reserved) ||
+		reserved < 0 || reserved > IDGEN_UNIX_MS_SANE_MAX)
 		return -1;
-	(void) idgen_json_int64(&json->root, "epoch_unix_ms", &epoch);
+	if (idgen_json_get(&json->root, "epoch_unix_ms", &v) &&
+		(!idgen_json_int64(&json->root, "epoch_unix_ms", &epoch) ||
+		 epoch < 0 || epoch > reserved))
+		return -1;
 
 	/* the counters: { "name": bound, ... } */
 	counters = idgen_json_container(&json->root, "counters");
@@ -683,11 +725,12 @@ idgen_lease_floor_from(const char *value64)
 				name = pnstrdup(v.val.string.val, v.val.string.len);
 			else if (tok == WJB_VALUE && name != NULL)
 			{
-				if (v.type != jbvNumeric || strlen(name) >= NAMEDATALEN)
+				int64		bound;
+
+				if (v.type != jbvNumeric || strlen(name) >= NAMEDATALEN ||
+					!idgen_json_numeric_int64(&v, &bound) || bound < 0)
 					return -1;
-				idgen_lease_note_counter(name,
-										 (uint64) DatumGetInt64(DirectFunctionCall1(numeric_int8,
-																				 NumericGetDatum(v.val.numeric))));
+				idgen_lease_note_counter(name, (uint64) bound);
 				name = NULL;
 			}
 		}
@@ -720,7 +763,7 @@ idgen_etcd_read_record(int32 node_id)
 		return 0;
 	floor_unix_ms = idgen_lease_floor_from(value);
 	if (floor_unix_ms < 0)
-		etcd_error = psprintf("the reservation key of node id %d cannot be read; fix or delete it",
+		IDGEN_ETCD_ERROR("the reservation key of node id %d cannot be read; fix or delete it",
 							  node_id);
 	return floor_unix_ms;
 }
@@ -798,7 +841,7 @@ idgen_etcd_claim(int32 node_id, int64 lease_id, int64 *floor_unix_ms,
 		if (value != NULL && (*floor_unix_ms = idgen_lease_floor_from(value)) < 0)
 		{
 			/* a record we cannot read: refuse rather than guess */
-			etcd_error = psprintf("the reservation key of node id %d cannot be read; fix or delete it",
+			IDGEN_ETCD_ERROR("the reservation key of node id %d cannot be read; fix or delete it",
 								  node_id);
 			return -1;
 		}
@@ -826,7 +869,7 @@ idgen_etcd_keepalive(int64 lease_id)
 	result = idgen_json_container(answer, "result");
 	if (result == NULL)
 	{
-		etcd_error = pstrdup("etcd's keepalive answer has no result");
+		IDGEN_ETCD_ERROR("etcd's keepalive answer has no result");
 		return -1;
 	}
 	if (!idgen_json_int64(result, "TTL", &ttl))
@@ -853,9 +896,17 @@ idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
 	int64		need = idgen_lease_published_unix_ms();
+	uint32		generation;
 
-	/* what the counters that embed the node id have published, too */
+	/*
+	 * Never below what etcd already records for the id (read at the claim,
+	 * or written since), nor below what generators may use: the published
+	 * reservation, and what the counters that embed the node id published.
+	 */
 	idgen_registry_note_node_counters();
+	SpinLockAcquire(&lease->mutex);
+	recorded = Max(recorded, lease->recorded_unix_ms);
+	SpinLockRelease(&lease->mutex);
 	recorded = Max(recorded, need + idgen_reservation_ms);
 	if (!idgen_etcd_record(node_id, lease_id, recorded))
 		return false;
@@ -863,10 +914,18 @@ idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
 	lease->recorded_unix_ms = recorded;
 	lease->state = IDGEN_LEASE_HELD;
 	lease->holder[0] = '\0';
+	generation = ++lease->generation;
 	SpinLockRelease(&lease->mutex);
-	/* with a full barrier: the record is in etcd before any call can use it */
+
+	/*
+	 * With a full barrier: the record is in etcd, and the floors are in
+	 * place, before any call can use the word.  A new generation each time,
+	 * so that a call that took its position under an earlier word fails.
+	 */
 	pg_atomic_exchange_u32(&idgen_shared->lease_word.word,
-						   IDGEN_LEASE_VALID | (uint32) node_id);
+						   IDGEN_LEASE_VALID |
+						   ((generation * IDGEN_LEASE_GENERATION_ONE) & ~(IDGEN_LEASE_VALID | IDGEN_LEASE_NODE_MASK)) |
+						   (uint32) node_id);
 	return true;
 }
 
@@ -969,7 +1028,10 @@ idgen_lease_claim(void)
 				(errmsg("idgen keeper: claimed node id %d in etcd with lease " INT64_FORMAT " (TTL " INT64_FORMAT " s)",
 						node_id, lease_id, ttl_s)));
 		next_renew_ms = sent + ttl_s * 1000 / 3;
-		record_known = true;
+		SpinLockAcquire(&lease->mutex);
+		lease->recorded_unix_ms = Max(lease->recorded_unix_ms, floor_unix_ms);
+		SpinLockRelease(&lease->mutex);
+		record_known = true;	/* read with the claim, merged above */
 		if (!idgen_lease_validate(node_id, lease_id, floor_unix_ms))
 			idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
 		return;
@@ -992,7 +1054,8 @@ idgen_lease_step(void)
 	int32		node_id;
 	bool		valid;
 
-	if (!idgen_leases_on)
+	/* leases are for a node id that is set, or "auto" */
+	if (!idgen_leases_on || idgen_node_id == -1)
 		return 60 * 1000;
 	if (curl == NULL)
 	{
@@ -1024,6 +1087,26 @@ idgen_lease_step(void)
 	if (idgen_node_id == IDGEN_NODE_AUTO && node_id >= 0)
 		idgen_node_id = node_id;
 
+	/*
+	 * The node key went while our lease lives (deleted by hand, say): the
+	 * lease is worth nothing.  Give it back and claim afresh, which reads
+	 * the record and floors again.
+	 */
+	if (key_lost)
+	{
+		key_lost = false;
+		if (lease_id != 0)
+		{
+			idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+			idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+			SpinLockAcquire(&lease->mutex);
+			lease->lease_id = 0;
+			SpinLockRelease(&lease->mutex);
+			lease_id = 0;
+			next_claim_ms = 0;
+		}
+	}
+
 	if (lease_id == 0)
 	{
 		if (now >= next_claim_ms)
@@ -1053,11 +1136,11 @@ idgen_lease_step(void)
 			{
 				int64		floor_unix_ms = record_known ? 0 : idgen_etcd_read_record(node_id);
 
+				if (floor_unix_ms >= 0)
+					record_known = true;
 				if (floor_unix_ms < 0 ||
 					!idgen_lease_validate(node_id, lease_id, floor_unix_ms))
 					idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
-				else
-					record_known = true;
 			}
 		}
 		else if (ttl_s == 0)
@@ -1091,7 +1174,7 @@ idgen_lease_step(void)
 			idgen_lease_invalidate(IDGEN_LEASE_LOST,
 								   psprintf("could not renew the lease in etcd within \"idgen.lease_ttl\" minus %d ms: %s",
 											(int) idgen_lease_margin_ms(),
-											etcd_error ? etcd_error : "no answer"));
+											etcd_error));
 			return IDGEN_LEASE_RETRY_MS;
 		}
 		return (long) Max(1, Min(deadline, next_renew_ms) - now);
@@ -1174,6 +1257,14 @@ idgen_lease_on_keeper_exit(bool shutdown)
 
 	if (!idgen_leases_on || idgen_shared == NULL)
 		return;
+
+	/*
+	 * SIGTERM also comes from pg_terminate_backend(), after which the keeper
+	 * restarts: with "auto" the id must still be ours then (named slots have
+	 * it composed in), so the lease is left to expire rather than revoked.
+	 */
+	if (pg_strcasecmp(idgen_node_id_string, "auto") == 0)
+		shutdown = false;
 	(void) pg_atomic_exchange_u32(&idgen_shared->lease_word.word, 0);
 	lease = LEASE(idgen_shared);
 	SpinLockAcquire(&lease->mutex);
@@ -1184,4 +1275,5 @@ idgen_lease_on_keeper_exit(bool shutdown)
 	SpinLockRelease(&lease->mutex);
 	if (shutdown && lease_id != 0 && curl != NULL)
 		idgen_etcd_revoke(lease_id, 1000);
+
 }

@@ -1163,16 +1163,19 @@ idgen_next(PG_FUNCTION_ARGS)
 	IdgenNamedCache *cache;
 	int32		shard;
 	uint64		position;
+	uint32		word = 0;
 
 	idgen_registry_require("idgen_next");
 	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
 	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 1);
+	if (unlikely(cache->leased))
+		word = idgen_require_node_id("idgen_next");
 	if (cache->counter)
 		position = idgen_issue_counter(cache, 1);
 	else
 		position = idgen_issue(idgen_slot_generator(cache->slot, shard), &cache->layout);
 	if (unlikely(cache->leased))
-		(void) idgen_issued_node("idgen_next");
+		(void) idgen_issued_node("idgen_next", word);
 	if (cache->counter)
 		PG_RETURN_INT64(idgen_counter_compose(cache, position));
 	PG_RETURN_INT64(idgen_named_compose(cache, position, shard));
@@ -1190,6 +1193,7 @@ idgen_next_int(PG_FUNCTION_ARGS)
 	IdgenNamedCache *cache;
 	uint64		position;
 	int64		id;
+	uint32		word = 0;
 
 	idgen_registry_require("idgen_next_int");
 	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
@@ -1198,9 +1202,11 @@ idgen_next_int(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("generator \"%s\" is not a counter generator", cache->layout.name),
 				 errhint("idgen_next_int() is for counter layouts of at most 31 bits, such as \"seq:31\"; use idgen_next().")));
+	if (unlikely(cache->leased))
+		word = idgen_require_node_id("idgen_next_int");
 	position = idgen_issue_counter(cache, 1);
 	if (unlikely(cache->leased))
-		(void) idgen_issued_node("idgen_next_int");
+		(void) idgen_issued_node("idgen_next_int", word);
 	id = idgen_counter_compose(cache, position);
 	if (id > PG_INT32_MAX)
 		ereport(ERROR,
@@ -1223,17 +1229,20 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 	int32		shard;
 	uint64		position;
 	Datum	   *ids;
+	uint32		word = 0;
 
 	idgen_registry_require("idgen_next_batch");
 	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
 	n = idgen_check_batch_size(fcinfo, 1);
 	shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
 	ids = palloc(sizeof(Datum) * n);
+	if (unlikely(cache->leased))
+		word = idgen_require_node_id("idgen_next_batch");
 	if (cache->counter)
 	{
 		position = idgen_issue_counter(cache, n);
 		if (unlikely(cache->leased))
-			(void) idgen_issued_node("idgen_next_batch");
+			(void) idgen_issued_node("idgen_next_batch", word);
 		for (int i = 0; i < n; i++, position++)
 			ids[i] = Int64GetDatum(idgen_counter_compose(cache, position));
 	}
@@ -1242,7 +1251,7 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 		position = idgen_issue_batch(idgen_slot_generator(cache->slot, shard),
 									 &cache->layout, n);
 		if (unlikely(cache->leased))
-			(void) idgen_issued_node("idgen_next_batch");
+			(void) idgen_issued_node("idgen_next_batch", word);
 		for (int i = 0; i < n; i++, position++)
 			ids[i] = Int64GetDatum(idgen_named_compose(cache, position, shard));
 	}

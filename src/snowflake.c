@@ -33,12 +33,13 @@ idgen_snowflake_id(PG_FUNCTION_ARGS)
 {
 	IdgenShared *shared = idgen_require_shared("snowflake_id");
 	uint64		position;
+	uint32		word;
 
-	idgen_require_node_id("snowflake_id");
+	word = idgen_require_node_id("snowflake_id");
 	position = idgen_issue(&shared->snowflake.gen, &idgen_snowflake_layout);
 
 	PG_RETURN_INT64(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
-											idgen_issued_node("snowflake_id"),
+											idgen_issued_node("snowflake_id", word),
 											position & IDGEN_SNOWFLAKE_MAX_SEQ));
 }
 
@@ -56,12 +57,13 @@ idgen_snowflake_id_batch(PG_FUNCTION_ARGS)
 	Datum	   *ids;
 	uint64		position;
 	int32		node;
+	uint32		word;
 
-	idgen_require_node_id("snowflake_id_batch");
+	word = idgen_require_node_id("snowflake_id_batch");
 	ids = palloc(sizeof(Datum) * n);
 	position = idgen_issue_batch(&shared->snowflake.gen,
 								 &idgen_snowflake_layout, n);
-	node = idgen_issued_node("snowflake_id_batch");
+	node = idgen_issued_node("snowflake_id_batch", word);
 	for (int i = 0; i < n; i++, position++)
 		ids[i] = Int64GetDatum(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
 													   node,

@@ -19,8 +19,11 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid_d.h"
+#include "miscadmin.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -116,6 +119,9 @@ idgen_status_lease(Datum *values, bool *nulls)
 	if (valid)
 		STATUS_SET(IDGEN_STATUS_LEASE_EXPIRES_IN,
 				   Int64GetDatum(Max(0, copy.deadline_ms - idgen_clock_monotonic_ms())));
+	/* other servers' identities and etcd's addresses: for monitoring roles */
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_MONITOR))
+		return;
 	if (copy.holder[0] != '\0')
 		STATUS_SET(IDGEN_STATUS_LEASE_HOLDER, CStringGetTextDatum(copy.holder));
 	if (copy.error[0] != '\0')

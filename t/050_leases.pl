@@ -3,11 +3,11 @@
 # everything the previous one issued.
 #
 # The test starts its own etcd on loopback (Debian's etcd-server) and
-# stops it; every server uses idgen.lease_ttl = 4 s, so a lease left
-# behind by a killed server expires within 4 s.  Nothing here depends on
+# stops it; every server uses idgen.lease_ttl = 6 s, so a lease left
+# behind by a killed server expires within 6 s.  Nothing here depends on
 # the machine's speed except one bound in the etcd-outage part, which
-# only asks that the keeper acts at a deadline it set itself a second
-# ahead (see there).
+# only asks that the keeper acts at a deadline it set itself 1.5 s ahead
+# (see there).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -22,7 +22,7 @@ my $etcd_bin = '/usr/bin/etcd';
 BAIL_OUT("etcd not found at $etcd_bin (Debian package etcd-server)")
   unless -x $etcd_bin;
 
-my $ttl = 4;
+my $ttl = 6;
 
 # ---- etcd, started by us on loopback, stopped by us by its PID ----
 
@@ -63,6 +63,15 @@ sub stop_etcd
 
 END { local $?; stop_etcd(); }
 
+# Change or delete an etcd key through etcd's own client.
+sub etcdctl
+{
+	my @args = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'etcdctl', '--endpoints', $etcd_url, @args ], '>', \$out, '2>', \$err)
+	  or die "etcdctl @args: $err";
+}
+
 # The value of an etcd key through etcd's own client, '' if absent,
 # 'unreachable' if etcd does not answer.
 sub etcd_get
@@ -94,7 +103,7 @@ idgen.node_id = '$node_id'
 idgen.lease_endpoints = '$etcd_url'
 idgen.lease_prefix = '$prefix'
 idgen.lease_ttl = $ttl
-idgen.max_lead = 10s
+idgen.max_lead = 60s
 idgen.max_wait = 10s
 });
 	return $node;
@@ -149,6 +158,16 @@ like(error_of($noauto, 'SELECT snowflake_id()'),
 is($noauto->safe_psql('postgres', 'SELECT node_id IS NULL, lease_state FROM idgen_status()'),
 	't|off', 'idgen_status() shows no node id and leases off');
 $noauto->stop;
+
+# leases on, node id unset: no claim, and generators say the id is not set
+my $unset = lease_node('unset', '-1');
+$unset->start;
+wait_for_keeper($unset);
+like(error_of($unset, 'SELECT snowflake_id()'), qr/^55000: "idgen.node_id" is not set/,
+	'with leases on but no node id, snowflake_id() says the node id is not set');
+is($unset->safe_psql('postgres', 'SELECT lease_state FROM idgen_status()'), 'off',
+	'and no lease is claimed');
+$unset->stop;
 
 # a bad endpoint or prefix must not quietly switch leases off: no start
 for my $bad ("idgen.lease_endpoints = '127.0.0.1:2379'",
@@ -216,10 +235,11 @@ ok(etcd_get('/idgen/reservation/5') =~ /"reserved_unix_ms": (\d+)/,
 
 # ---- 2. A killed server's id is free after the TTL; the next holder is above ----
 
-# c's clock runs 4 s ahead of the real one: without the record in etcd, a
-# next holder on the real clock would issue below c's IDs.
+# c's clock runs 30 s ahead of the real one: without the record in etcd, a
+# next holder on the real clock would issue below c's IDs, however long it
+# takes to claim (the lease expires within 6 s).
 my $c = lease_node('c', 7);
-my (undef, $start_c) = fake_clock($c, '+4');
+my (undef, $start_c) = fake_clock($c, '+30');
 $start_c->('start');
 wait_for_keeper($c);
 wait_for_lease($c, 'held');
@@ -236,7 +256,7 @@ wait_for_keeper($d);
 wait_until_generating($d);
 my $d_min = $d->safe_psql('postgres', 'SELECT min(snowflake_id()) FROM generate_series(1, 1000)');
 cmp_ok($d_min, '>', $c_max,
-	"after c's SIGKILL, d claims node id 7 and issues above c's IDs, although its clock is 4 s behind c's");
+	"after c's SIGKILL, d claims node id 7 and issues above c's IDs, although its clock is 30 s behind c's");
 is($d->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM (SELECT snowflake_id() id FROM generate_series(1, 100000)) s'),
 	'100000', 'd issues unique IDs');
 $d->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
@@ -244,12 +264,38 @@ cmp_ok($d->safe_psql('postgres', "SELECT min(idgen_next('tickets')) FROM generat
 	'>', $c_tickets,
 	"a counter generator of the same name resumes above c's values: the record carries counters too");
 
+# the node key deleted behind d's back: d claims it again, above its record
+my $d_before = max_of($d, 1000);
+etcdctl('del', '/idgen/node/7');
+$d->poll_query_until('postgres',
+	"SELECT lease_state = 'held' AND lease_error LIKE '%no longer held%' FROM idgen_status()")
+  or die 'd did not claim its deleted node key again';
+like(etcd_get('/idgen/node/7'), qr/"port": ${\ $d->port}\b/, 'd holds the node key again');
+cmp_ok($d->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $d_before,
+	'and issues above its earlier IDs');
+
+# a reservation record that cannot be believed is refused, not thrown
+etcdctl('put', '/idgen/reservation/13', '{"reserved_unix_ms": 1e30}');
+my $e = lease_node('e', 13);
+$e->start;
+wait_for_keeper($e);
+$e->poll_query_until('postgres',
+	"SELECT lease_error LIKE '%reservation key of node id 13 cannot be read%' FROM idgen_status()")
+  or die 'e did not report the bad record';
+like(error_of($e, 'SELECT snowflake_id()'), qr/^55000: /, 'a bad record: no IDs under node id 13');
+is(etcd_get('/idgen/node/13'), '', 'and the node key is given back');
+etcdctl('del', '/idgen/reservation/13');
+wait_until_generating($e);
+is($e->safe_psql('postgres', 'SELECT snowflake_id_node(snowflake_id())'), '13',
+	'once the record is removed, e claims node id 13');
+$e->stop;
+
 # ---- 3. etcd stopped: generation stops within the TTL, resumes after ----
 
 my $stopped_at = time;
 stop_etcd();
 # d's last renewal was sent before the stop, so its deadline lies at most
-# TTL - margin (3 s) after it: by TTL (4 s) it must have stopped.
+# TTL - margin (4.5 s) after it: by TTL (6 s) it must have stopped.
 sleep($ttl - (time - $stopped_at)) if time - $stopped_at < $ttl;
 like(error_of($d, 'SELECT snowflake_id()'),
 	qr/^55000: this server's lease on node id 7 in etcd is not current/,
@@ -287,7 +333,8 @@ is(scalar(keys %ids), 3, "three servers with node_id = 'auto' claimed three dist
 is(join(',', sort { $a <=> $b } keys %ids), '0,1,2', 'the lowest free ones');
 
 # a keeper that exits (here: terminated) hands over to the next keeper,
-# which keeps the node id it claimed and the record
+# which takes over the live lease (with 'auto' it is not given back), the
+# node id it claimed and the record
 my $k = $auto[1];
 my $k_id = $k->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()');
 my $k_max = max_of($k, 10000);
@@ -303,6 +350,9 @@ is($k->safe_psql('postgres', 'SELECT lease_node_id = snowflake_id_node(snowflake
 is($k->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()'), $k_id,
 	'under the node id it had claimed');
 cmp_ok($k->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $k_max, 'above its earlier IDs');
+like(slurp_file($k->logfile), qr/claimed node id $k_id in etcd/, '(claimed once)');
+unlike(slurp_file($k->logfile), qr/claimed node id $k_id in etcd.*claimed node id/s,
+	'the new keeper renewed the lease it found, and claimed nothing');
 
 # an id whose lease expired is free again, and its next holder is above
 my $gone = $auto[0];
