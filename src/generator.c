@@ -48,6 +48,7 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
@@ -70,19 +71,16 @@ typedef enum IdgenAttempt
 } IdgenAttempt;
 
 /*
- * The wall clock in the layout's ticks: ms since idgen.epoch for the fixed
- * layouts, ticks of its unit since its epoch for a named generator.
+ * The wall clock in the layout's ticks since its epoch.  For unit 1 (every
+ * fixed layout, and most named ones) no division: the offset is 0 for the
+ * fixed layouts.
  */
 static inline int64
 idgen_layout_now(const IdgenLayout *layout)
 {
-	if (likely(!layout->own_clock))
-		return idgen_clock_ms();
-	/* most named layouts count milliseconds: no division on their hot path */
-	if (layout->unit_ms == 1)
-		return idgen_clock_unix_ms() - layout->epoch_unix_ms;
-	return idgen_floor_div(idgen_clock_unix_ms() - layout->epoch_unix_ms,
-						   layout->unit_ms);
+	if (likely(layout->unit_ms == 1))
+		return idgen_clock_ms() - layout->offset_ms;
+	return idgen_unit_div(layout, idgen_clock_ms() - layout->offset_ms);
 }
 
 /*
@@ -97,39 +95,38 @@ idgen_layout_now(const IdgenLayout *layout)
 static inline int64
 idgen_tick_start_ms(const IdgenLayout *layout, int64 tick)
 {
-	if (likely(!layout->own_clock))
-		return tick;
-	return layout->epoch_unix_ms + tick * layout->unit_ms - idgen_epoch_unix_ms;
+	return layout->offset_ms + tick * layout->unit_ms;
 }
 
-/* The first tick whose start the reservation (ms since idgen.epoch) does not cover. */
+/* The first tick that starts at or after ms (ms since idgen.epoch). */
 static inline int64
-idgen_reserved_ticks(const IdgenLayout *layout, int64 reserved_ms)
+idgen_first_tick_from(const IdgenLayout *layout, int64 ms)
 {
-	if (likely(!layout->own_clock))
-		return reserved_ms;
-	if (reserved_ms <= 0)
-		return 0;				/* nothing reserved, whatever the epochs */
-	if (layout->unit_ms == 1)
-		return reserved_ms + idgen_epoch_unix_ms - layout->epoch_unix_ms;
-	return -idgen_floor_div(layout->epoch_unix_ms -
-							(reserved_ms + idgen_epoch_unix_ms), layout->unit_ms);
+	if (likely(layout->unit_ms == 1))
+		return ms - layout->offset_ms;
+	return -idgen_unit_div(layout, layout->offset_ms - ms);
 }
 
-/* idgen.max_lead in the layout's ticks. */
-static inline int64
-idgen_lead_ticks(const IdgenLayout *layout)
+/*
+ * How long, in ms, until the clock lets a position in tick next_tick be
+ * issued within idgen.max_lead, the clock now reading tick "now": until
+ * the tick (next_tick - max_lead in ticks) starts.
+ */
+static int64
+idgen_lead_gap_ms(const IdgenLayout *layout, int64 next_tick, int64 now)
 {
-	if (likely(!layout->own_clock) || layout->unit_ms == 1)
-		return idgen_max_lead_ms;
-	return idgen_max_lead_ms / layout->unit_ms;
+	int64		lead = idgen_max_lead_ms / layout->unit_ms;
+
+	if (likely(layout->unit_ms == 1))
+		return next_tick - now - lead;
+	return Max(1, idgen_tick_start_ms(layout, next_tick - lead) - idgen_clock_ms());
 }
 
-/* ms in ticks, rounded up: how long to wait for a number of ticks. */
+/* ms in ticks: how long to wait for a number of ticks. */
 static inline int64
 idgen_ticks_to_ms(const IdgenLayout *layout, int64 ticks)
 {
-	return layout->own_clock ? ticks * layout->unit_ms : ticks;
+	return ticks * layout->unit_ms;
 }
 
 /*
@@ -167,14 +164,16 @@ idgen_observe_clock(IdgenGenerator *gen, const IdgenLayout *layout, int64 now)
  * IDGEN_BEYOND_RESERVATION, which millisecond needs reserving.  Inline, so
  * that the single-ID hot path (count 1) folds to what it was.
  */
-static inline IdgenAttempt
+static pg_attribute_always_inline IdgenAttempt
 idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 				uint64 count, bool waited, uint64 *position, int64 *gap_ms)
 {
 	uint64		next;
 	uint64		last;
 	uint64		first_borrowed;
+	int64		next_tick;
 	int64		next_ms;
+	int64		ahead;
 
 	/*
 	 * The reservation only grows, so a value read before taking the lock
@@ -185,9 +184,8 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	 * new shared memory.  So on a standby the reservation is 0, every call
 	 * takes the slow path, and that is where RecoveryInProgress() is asked.
 	 */
-	int64		reserved = idgen_reserved_ticks(layout, (int64)
-											pg_atomic_read_u64(&idgen_shared->keeper.keeper.hwm_ms));
-	int64		lead = idgen_lead_ticks(layout);
+	int64		reserved_ms = (int64)
+		pg_atomic_read_u64(&idgen_shared->keeper.keeper.hwm_ms);
 
 	SpinLockAcquire(&gen->mutex);
 	if (unlikely(!gen->owned))
@@ -204,26 +202,33 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	}
 	next = Max(gen->last + 1, (uint64) now << layout->seq_bits);
 	last = next + count - 1;
-	next_ms = (int64) (last >> layout->seq_bits);
-	if (unlikely(next_ms >= layout->ms_limit))
+	next_tick = (int64) (last >> layout->seq_bits);
+	if (unlikely(next_tick >= layout->ms_limit))
 	{
 		SpinLockRelease(&gen->mutex);
 		return IDGEN_EXHAUSTED;
 	}
-	if (unlikely(next_ms - now > lead))
+
+	/*
+	 * Within idgen.max_lead?  In ticks that is ahead <= floor(max_lead /
+	 * unit), which for whole ticks is the same as ahead * unit <= max_lead:
+	 * no division on the hot path.
+	 */
+	ahead = next_tick - now;
+	if (unlikely(pg_mul_s64_overflow(ahead, layout->unit_ms, &ahead) ||
+				 ahead > idgen_max_lead_ms))
 	{
 		SpinLockRelease(&gen->mutex);
-		/* how long until the tick (next - lead) starts */
-		*gap_ms = layout->own_clock ?
-			Max(1, layout->epoch_unix_ms + (next_ms - lead) * layout->unit_ms -
-				idgen_clock_unix_ms()) :
-			next_ms - now - lead;
+		*gap_ms = idgen_lead_gap_ms(layout, next_tick, now);
 		return IDGEN_TOO_FAR_AHEAD;
 	}
-	if (unlikely(next_ms >= reserved))
+
+	/* Covered by the reservation?  It covers the ticks that start below it. */
+	next_ms = idgen_tick_start_ms(layout, next_tick);
+	if (unlikely(reserved_ms <= 0 || next_ms >= reserved_ms))
 	{
 		SpinLockRelease(&gen->mutex);
-		*gap_ms = idgen_tick_start_ms(layout, next_ms);
+		*gap_ms = next_ms;
 		return IDGEN_BEYOND_RESERVATION;
 	}
 	gen->last = last;
@@ -236,8 +241,7 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	SpinLockRelease(&gen->mutex);
 
 	/* the keeper reserves from the highest millisecond issued */
-	next_ms = idgen_tick_start_ms(layout, next_ms);
-	if (unlikely((uint64) next_ms >
+	if (unlikely(next_ms > 0 && (uint64) next_ms >
 				 pg_atomic_read_u64(&idgen_shared->issued.ms)))
 		idgen_note_issued(next_ms);
 
@@ -308,10 +312,8 @@ idgen_report_before_epoch(int64 gap_ms)
 static void
 idgen_report_exhausted(const IdgenLayout *layout)
 {
-	TimestampTz end = layout->own_clock ?
-		idgen_unix_ms_to_timestamptz(layout->epoch_unix_ms +
-									 layout->ms_limit * layout->unit_ms) :
-		idgen_ms_to_timestamptz(layout->ms_limit);
+	TimestampTz end = idgen_ms_to_timestamptz(idgen_tick_start_ms(layout,
+																  layout->ms_limit));
 
 	ereport(ERROR,
 			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -358,7 +360,8 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 				idgen_report_exhausted(layout);
 				break;
 			case IDGEN_BEYOND_RESERVATION:
-				idgen_keeper_wait(gap_ms, reservation_deadline);
+				/* a tick starting before idgen.epoch needs any reservation */
+				idgen_keeper_wait(Max(gap_ms, 0), reservation_deadline);
 				continue;
 			case IDGEN_TOO_FAR_AHEAD:
 				break;
@@ -388,7 +391,7 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 					 errmsg("%s ID capacity exceeded", layout->name),
 					 errdetail("IDs were requested faster than %d per %d ms for longer than \"idgen.max_lead\" (%d ms) and \"idgen.max_wait\" (%d ms) absorb.",
 							   1 << layout->seq_bits,
-							   layout->own_clock ? layout->unit_ms : 1,
+							   layout->unit_ms,
 							   idgen_max_lead_ms, idgen_max_wait_ms),
 					 errhint("Spread the load over more shards or node ids, or raise \"idgen.max_lead\" or \"idgen.max_wait\".")));
 
@@ -470,13 +473,8 @@ void
 idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 				  int64 floor_ms)
 {
-	int64		floor_tick = floor_ms;
+	int64		floor_tick = idgen_first_tick_from(layout, floor_ms);
 
-	/* the first tick that starts at or after floor_ms */
-	if (layout->own_clock)
-		floor_tick = -idgen_floor_div(layout->epoch_unix_ms -
-									  (floor_ms + idgen_epoch_unix_ms),
-									  layout->unit_ms);
 	if (floor_tick > 0)
 	{
 		idgen_raise_position(gen, ((uint64) floor_tick << layout->seq_bits) - 1);

@@ -259,7 +259,13 @@ idgen_instagram_compose(int64 ms, int32 shard, int32 seq)
 					(uint64) seq);
 }
 
-/* A layout as the shared issuing code sees it. */
+/*
+ * A layout as the shared issuing code sees it.  Every layout counts ticks
+ * of unit_ms milliseconds from its own epoch, offset_ms after idgen.epoch:
+ * the fixed layouts (snowflake, instagram, the 128-bit ones) are unit 1,
+ * offset 0, and a named generator counting milliseconds takes exactly
+ * their path, plus one subtraction.  ms_limit is in ticks.
+ */
 typedef struct IdgenLayout
 {
 	const char *name;			/* "snowflake" or "instagram" */
@@ -268,22 +274,41 @@ typedef struct IdgenLayout
 	int64		ms_limit;		/* first tick that cannot be issued */
 	/* raise the error for a generator that is not owned here; no return */
 	void		(*report_not_owned) (IdgenGenerator *gen);
-
-	/*
-	 * Named generators count ticks of their own unit since their own epoch
-	 * (then ms_limit is in ticks too).  The fixed layouts count ms since
-	 * idgen.epoch, and their hot path never looks at these.
-	 */
-	bool		own_clock;
-	int64		epoch_unix_ms;
-	int32		unit_ms;
+	int64		offset_ms;		/* its epoch, in ms since idgen.epoch */
+	int32		unit_ms;		/* 1 for the fixed layouts */
+	double		unit_inverse;	/* 1.0 / unit_ms, for idgen_unit_div */
 } IdgenLayout;
 
-/* A layout's clock: ticks since its epoch (negative before it). */
+/* The clock fields of a fixed layout, which counts ms since idgen.epoch. */
+#define IDGEN_LAYOUT_MS_SINCE_EPOCH \
+	.offset_ms = 0, .unit_ms = 1, .unit_inverse = 1.0
+
+/* floor(a / b), also for negative a (a time before an epoch). */
 static inline int64
 idgen_floor_div(int64 a, int64 b)
 {
 	return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0);
+}
+
+/*
+ * floor(ms / unit_ms) without a 64-bit division, which would cost as much
+ * as the rest of a generator call: a double holds any millisecond count
+ * below 2^52 exactly, so its reciprocal estimate is within one or two of
+ * the quotient, and the loops make it exact.
+ */
+static inline int64
+idgen_unit_div(const IdgenLayout *layout, int64 ms)
+{
+	int64		q;
+
+	if (unlikely(ms >= (INT64CONST(1) << 52) || ms <= -(INT64CONST(1) << 52)))
+		return idgen_floor_div(ms, layout->unit_ms);
+	q = (int64) ((double) ms * layout->unit_inverse);
+	while (q * layout->unit_ms > ms)
+		q--;
+	while ((q + 1) * layout->unit_ms <= ms)
+		q++;
+	return q;
 }
 
 extern const IdgenLayout idgen_snowflake_layout;

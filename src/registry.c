@@ -53,6 +53,7 @@
 #include "funcapi.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "nodes/primnodes.h"
 #include "storage/latch.h"
 #include "storage/shmem.h"
 #include "utils/array.h"
@@ -318,9 +319,9 @@ idgen_slot_layout(int i, IdgenLayout *layout)
 	layout->seq_bits = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].bits;
 	layout->ms_limit = spec->tick_limit;
 	layout->report_not_owned = idgen_named_not_owned;
-	layout->own_clock = true;
-	layout->epoch_unix_ms = spec->epoch_unix_ms;
+	layout->offset_ms = spec->epoch_unix_ms - idgen_epoch_unix_ms;
 	layout->unit_ms = spec->unit_ms;
+	layout->unit_inverse = 1.0 / spec->unit_ms;
 }
 
 static void
@@ -922,10 +923,11 @@ idgen_named_not_owned(IdgenGenerator *gen)
 /*
  * What a call of idgen_next() keeps in fn_extra: the name it was last
  * called with and everything needed to compose an ID, so that the hot path
- * is one name comparison, the engine, and a few shifts.
+ * is the engine and a few shifts.
  */
 typedef struct IdgenNamedCache
 {
+	bool		constant_name;	/* the name argument is a Const */
 	char		name[NAMEDATALEN];
 	int			namelen;
 	int			slot;
@@ -941,16 +943,46 @@ typedef struct IdgenNamedCache
 	bool		leased;			/* embeds the node id under a lease */
 } IdgenNamedCache;
 
-static IdgenNamedCache *
-idgen_named_cache(FunctionCallInfo fcinfo, text *name, bool allow_dropped)
+/*
+ * Is the name argument of this call site a constant?  Then it cannot
+ * change for the life of the FmgrInfo, and once resolved it need not be
+ * looked at again.  Only a Const counts: an external Param, which
+ * get_fn_expr_arg_stable() also accepts, is re-bound between evaluations
+ * of one expression state by PL/pgSQL's simple expressions.
+ */
+static bool
+idgen_name_is_constant(FmgrInfo *flinfo)
+{
+	List	   *args;
+
+	if (flinfo->fn_expr == NULL || !IsA(flinfo->fn_expr, FuncExpr))
+		return false;
+	args = ((FuncExpr *) flinfo->fn_expr)->args;
+	return args != NIL && IsA(linitial(args), Const);
+}
+
+/*
+ * Resolve the name argument (argument 0) of a call into its cache entry:
+ * the slot, loading definitions committed since the keeper last looked if
+ * need be (42704 for an unknown or, unless allow_dropped, dropped name).
+ */
+static pg_noinline IdgenNamedCache *
+idgen_named_cache_lookup(FunctionCallInfo fcinfo, bool allow_dropped)
 {
 	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
-	int			len = VARSIZE_ANY_EXHDR(name);
+	text	   *name;
+	int			len;
 	const IdgenSpec *spec;
 	char	   *cname;
 
-	if (likely(cache != NULL && cache->namelen == len &&
-			   memcmp(cache->name, VARDATA_ANY(name), len) == 0))
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name must not be null")));
+	name = PG_GETARG_TEXT_PP(0);
+	len = VARSIZE_ANY_EXHDR(name);
+	if (cache != NULL && cache->namelen == len &&
+		memcmp(cache->name, VARDATA_ANY(name), len) == 0)
 		return cache;
 
 	cname = text_to_cstring(name);
@@ -961,7 +993,8 @@ idgen_named_cache(FunctionCallInfo fcinfo, text *name, bool allow_dropped)
 	if (cache == NULL)
 		cache = fcinfo->flinfo->fn_extra =
 			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(IdgenNamedCache));
-	cache->namelen = -1;		/* invalid until complete */
+	cache->constant_name = false;	/* invalid until complete */
+	cache->namelen = -1;
 	cache->slot = idgen_registry_lookup(cname, allow_dropped);
 	spec = &registry_slots[cache->slot].spec;
 	idgen_slot_layout(cache->slot, &cache->layout);
@@ -980,7 +1013,23 @@ idgen_named_cache(FunctionCallInfo fcinfo, text *name, bool allow_dropped)
 			cache->random_mask |= ((UINT64CONST(1) << spec->fields[f].bits) - 1) << spec->fields[f].shift;
 	memcpy(cache->name, VARDATA_ANY(name), len);
 	cache->namelen = len;
+	cache->constant_name = idgen_name_is_constant(fcinfo->flinfo);
 	return cache;
+}
+
+/*
+ * The cache entry of this call's generator.  A slot is never reused while
+ * the server runs (a dropped name keeps it, switched off), so an entry
+ * stays right for as long as its name does.
+ */
+static inline IdgenNamedCache *
+idgen_named_cache(FunctionCallInfo fcinfo, bool allow_dropped)
+{
+	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
+
+	if (likely(cache != NULL && cache->constant_name))
+		return cache;
+	return idgen_named_cache_lookup(fcinfo, allow_dropped);
 }
 
 /* The shard argument (argno) of a call: given iff the layout has one. */
@@ -1142,16 +1191,6 @@ idgen_counter_compose(IdgenNamedCache *cache, uint64 c)
 					(uint64) cache->fixed);
 }
 
-static text *
-idgen_name_argument(FunctionCallInfo fcinfo)
-{
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("generator name must not be null")));
-	return PG_GETARG_TEXT_PP(0);
-}
-
 /*
  * idgen_next(name [, shard]): the next ID of a named generator.  Not
  * STRICT: a NULL name or shard is an error, never a NULL key.
@@ -1166,7 +1205,7 @@ idgen_next(PG_FUNCTION_ARGS)
 	uint32		word = 0;
 
 	idgen_registry_require("idgen_next");
-	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
+	cache = idgen_named_cache(fcinfo, false);
 	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 1);
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id("idgen_next");
@@ -1196,7 +1235,7 @@ idgen_next_int(PG_FUNCTION_ARGS)
 	uint32		word = 0;
 
 	idgen_registry_require("idgen_next_int");
-	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
+	cache = idgen_named_cache(fcinfo, false);
 	if (!cache->counter)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -1232,7 +1271,7 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 	uint32		word = 0;
 
 	idgen_registry_require("idgen_next_batch");
-	cache = idgen_named_cache(fcinfo, idgen_name_argument(fcinfo), false);
+	cache = idgen_named_cache(fcinfo, false);
 	n = idgen_check_batch_size(fcinfo, 1);
 	shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
 	ids = palloc(sizeof(Datum) * n);
@@ -1267,7 +1306,7 @@ idgen_named_spec(FunctionCallInfo fcinfo, const char *funcname)
 	IdgenNamedCache *cache;
 
 	idgen_registry_require(funcname);
-	cache = idgen_named_cache(fcinfo, PG_GETARG_TEXT_PP(0), true);
+	cache = idgen_named_cache(fcinfo, true);
 	return &registry_slots[cache->slot].spec;
 }
 

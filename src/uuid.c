@@ -43,6 +43,7 @@ const IdgenLayout idgen_uuidv7_layout = {
 	.seq_bits = IDGEN_UUIDV7_SEQ_BITS,
 	.ms_limit = IDGEN_UUID_MS_LIMIT,
 	.report_not_owned = idgen_report_never_switched_off,
+	IDGEN_LAYOUT_MS_SINCE_EPOCH,
 };
 
 const IdgenLayout idgen_flake128_layout = {
@@ -51,6 +52,7 @@ const IdgenLayout idgen_flake128_layout = {
 	.seq_bits = IDGEN_FLAKE128_SEQ_BITS,
 	.ms_limit = IDGEN_UUID_MS_LIMIT,
 	.report_not_owned = idgen_report_never_switched_off,
+	IDGEN_LAYOUT_MS_SINCE_EPOCH,
 };
 
 /* Store the low "bytes" bytes of value big-endian at out. */
