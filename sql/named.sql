@@ -207,3 +207,39 @@ SELECT idgen_create_generator('tw', 'tsid');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('tw', 'twitter');
 SELECT idgen_next('tw') > 0 AS back;
+
+-- A call site resolves a constant name once; any other name argument is
+-- looked at on every call: from a column, from a PL/pgSQL variable (which
+-- re-binds a parameter between evaluations of one expression state), and
+-- from a prepared statement's parameter under a generic plan.  k1's IDs
+-- carry 1 in their top field, k2's 2.
+SELECT idgen_create_generator('k1', 'zone:4=1 time:41 node:10 seq:8'),
+       idgen_create_generator('k2', 'zone:4=2 time:41 node:10 seq:8');
+SELECT count(*) AS calls,
+       count(*) FILTER (WHERE idgen_next(n) >> 59 = z) AS own_generator
+  FROM (SELECT CASE WHEN g % 2 = 0 THEN 'k1' ELSE 'k2' END AS n,
+               CASE WHEN g % 2 = 0 THEN 1 ELSE 2 END AS z
+          FROM generate_series(1, 1000) g) s;
+DO $$
+DECLARE
+	n text;
+	z bigint;
+	wrong int := 0;
+BEGIN
+	FOR i IN 1..200 LOOP
+		n := 'k' || (1 + i % 2);
+		z := 1 + i % 2;
+		IF idgen_next(n) >> 59 <> z THEN
+			wrong := wrong + 1;
+		END IF;
+	END LOOP;
+	RAISE NOTICE 'PL/pgSQL variable name: % calls to the wrong generator', wrong;
+END
+$$;
+SET plan_cache_mode = force_generic_plan;
+PREPARE top_field(text) AS SELECT idgen_next($1) >> 59 AS top_field;
+EXECUTE top_field('k1');
+EXECUTE top_field('k2');
+EXECUTE top_field('k1');
+DEALLOCATE top_field;
+RESET plan_cache_mode;
