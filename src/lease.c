@@ -888,8 +888,14 @@ idgen_lease_published_unix_ms(void)
 
 /*
  * Let generation run under the claimed lease: record our reservation in
- * etcd as far as it reaches now, then set the word.  Caller has floored the
- * generators.
+ * etcd as far as it reaches now, then set the word.  Caller has raised the
+ * time floors (idgen_lease_apply_floor) from the record it read.
+ *
+ * Every path that sets the word comes here, so the counters that embed the
+ * node id are raised here, to what this keeper knows etcd records: a slot
+ * may have been installed before the record was read (a keeper restarted
+ * under a live lease loads definitions whatever the lease state), and then
+ * took no floor from it.
  */
 static bool
 idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
@@ -897,6 +903,8 @@ idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
 	IdgenLease *lease = LEASE(idgen_shared);
 	int64		need = idgen_lease_published_unix_ms();
 	uint32		generation;
+
+	idgen_registry_raise_node_counters();
 
 	/*
 	 * Never below what etcd already records for the id (read at the claim,
@@ -929,22 +937,28 @@ idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
 	return true;
 }
 
-/* Floor every generator that embeds the node id above floor_unix_ms. */
+/*
+ * Floor every generator that embeds the node id above floor_unix_ms, the
+ * record read from etcd (counters: idgen_lease_validate).  Raising is
+ * idempotent, so a keeper that takes over a lease raises again from the
+ * record, which is then its own server's; claimed says whether it is the
+ * previous holder's, for the log.
+ */
 static void
-idgen_lease_apply_floor(int64 floor_unix_ms)
+idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed)
 {
 	int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms + 1;
 
-	idgen_registry_raise_node_counters();
 	if (floor_unix_ms <= 0)
 		return;
 	idgen_raise_floor(&idgen_shared->snowflake.gen, &idgen_snowflake_layout, floor_ms);
 	idgen_raise_floor(&idgen_shared->uuidv7.gen, &idgen_uuidv7_layout, floor_ms);
 	idgen_raise_floor(&idgen_shared->flake128.gen, &idgen_flake128_layout, floor_ms);
 	idgen_registry_raise_node_floors(floor_unix_ms + 1);
-	ereport(LOG,
-			(errmsg("idgen keeper: IDs under the claimed node id resume above %s, the previous holder's reservation",
-					timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
+	if (claimed)
+		ereport(LOG,
+				(errmsg("idgen keeper: IDs under the claimed node id resume above %s, the previous holder's reservation",
+						timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
 }
 
 /* Pick a node id and claim it.  Called with no lease held. */
@@ -1023,7 +1037,7 @@ idgen_lease_claim(void)
 		SpinLockRelease(&lease->mutex);
 		if (idgen_node_id == IDGEN_NODE_AUTO)
 			idgen_node_id = node_id;	/* this keeper composes named slots */
-		idgen_lease_apply_floor(floor_unix_ms);
+		idgen_lease_apply_floor(floor_unix_ms, true);
 		ereport(LOG,
 				(errmsg("idgen keeper: claimed node id %d in etcd with lease " INT64_FORMAT " (TTL " INT64_FORMAT " s)",
 						node_id, lease_id, ttl_s)));
@@ -1137,7 +1151,10 @@ idgen_lease_step(void)
 				int64		floor_unix_ms = record_known ? 0 : idgen_etcd_read_record(node_id);
 
 				if (floor_unix_ms >= 0)
+				{
 					record_known = true;
+					idgen_lease_apply_floor(floor_unix_ms, false);
+				}
 				if (floor_unix_ms < 0 ||
 					!idgen_lease_validate(node_id, lease_id, floor_unix_ms))
 					idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);

@@ -406,4 +406,60 @@ for my $n ($d, $p, $s, $again, @auto[1 .. 2])
 {
 	$n->stop('fast');
 }
+
+# ---- 6. A restarted keeper floors counters from the record, whenever they come ----
+
+# ra issues a counter that embeds the node id, and dies; rb claims the id.
+my $ra = lease_node('ra', 'auto', prefix => '/idgen/restart/');
+$ra->start;
+wait_for_keeper($ra);
+wait_for_lease($ra, 'held');
+my $r_id = $ra->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()');
+$ra->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
+my $ra_tickets = $ra->safe_psql('postgres',
+	"SELECT max(idgen_next('tickets')) FROM generate_series(1, 5000)");
+$ra->stop('immediate');
+for (1 .. 600)
+{
+	last if etcd_get("/idgen/restart/node/$r_id") eq '';
+	sleep 0.1;
+}
+my $rb = lease_node('rb', 'auto', prefix => '/idgen/restart/');
+$rb->start;
+wait_for_keeper($rb);
+wait_for_lease($rb, 'held');
+is($rb->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()'), $r_id,
+	'rb claims the node id ra held');
+
+# rb's keeper restarts (with 'auto' it keeps the lease) while etcd is
+# down, so the new keeper cannot read the record yet; the counter is
+# defined on rb only then, so it is installed before the record is read.
+stop_etcd();
+my $rb_pid = $rb->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+$rb->safe_psql('postgres', "SELECT pg_terminate_backend($rb_pid)");
+$rb->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'idgen keeper' AND pid <> $rb_pid")
+  or die 'the keeper of rb was not restarted';
+$rb->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
+# installed (the keeper knows the name) but not usable: the lease is not current
+my $installed = '';
+for (1 .. 600)
+{
+	$installed = error_of($rb, "SELECT idgen_next('tickets')");
+	last if $installed =~ /^55000/;
+	sleep 0.1;
+}
+like($installed, qr/^55000: this server's lease on node id $r_id in etcd is not current/,
+	'with etcd down, the restarted keeper installs the counter but refuses to issue');
+start_etcd();
+wait_until_generating($rb);
+cmp_ok($rb->safe_psql('postgres', "SELECT min(idgen_next('tickets')) FROM generate_series(1, 1000)"),
+	'>', $ra_tickets,
+	"a counter installed before the restarted keeper read the record resumes above ra's values");
+my $rb_log = slurp_file($rb->logfile);
+unlike($rb_log, qr/claimed node id \d+ in etcd.*claimed node id \d+ in etcd/s,
+	'(the restarted keeper renewed the lease it found, and claimed nothing)');
+$rb->stop('fast');
+
 done_testing();
