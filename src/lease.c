@@ -54,11 +54,14 @@
 
 #include <curl/curl.h>
 
+#include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_authid_d.h"
 #include "common/base64.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
@@ -163,6 +166,10 @@ idgen_lease_state_name(IdgenLeaseState state)
 /*
  * The error of a generator that embeds the node id when the word is not
  * valid (or, without leases, when no node id is set).  Off the hot path.
+ *
+ * The holder (host, port, system identifier) and etcd's last error (its
+ * addresses) are shown to the caller only with the privileges of
+ * pg_monitor, as in idgen_status(); the server log has them always.
  */
 void
 idgen_report_no_node(const char *funcname)
@@ -172,6 +179,7 @@ idgen_report_no_node(const char *funcname)
 	char		holder[sizeof(lease->holder)];
 	char		error[sizeof(lease->error)];
 	int32		node_id;
+	bool		privileged;
 
 	if (!idgen_leases_on || idgen_shared == NULL || idgen_node_id == -1)
 	{
@@ -197,25 +205,43 @@ idgen_report_no_node(const char *funcname)
 	strlcpy(holder, lease->holder, sizeof(holder));
 	strlcpy(error, lease->error, sizeof(error));
 	SpinLockRelease(&lease->mutex);
+	if (!error[0])
+		strlcpy(error, "none", sizeof(error));
+	privileged = IsTransactionState() &&
+		has_privs_of_role(GetUserId(), ROLE_PG_MONITOR);
 
 	if (state == IDGEN_LEASE_TAKEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("node id %d is held by another server in etcd", node_id),
-				 errdetail("%s() embeds the node id; the holder is %s.", funcname, holder),
+				 privileged ?
+				 errdetail("%s() embeds the node id; the holder is %s.", funcname, holder) :
+				 errdetail("%s() embeds the node id. Members of pg_monitor see the holder in idgen_status(); the server log names it.",
+						   funcname),
+				 errdetail_log("%s() embeds the node id; the holder is %s.", funcname, holder),
 				 errhint("Give this server another \"idgen.node_id\" (or \"auto\"), or stop the holder; its lease expires within \"idgen.lease_ttl\".")));
 	if (state == IDGEN_LEASE_LOST)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("this server's lease on node id %d in etcd is not current", node_id),
+				 privileged ?
 				 errdetail("%s() embeds the node id and stops before the lease could expire. Last etcd error: %s",
-						   funcname, error[0] ? error : "none"),
+						   funcname, error) :
+				 errdetail("%s() embeds the node id and stops before the lease could expire. Members of pg_monitor see the last etcd error in idgen_status(); the server log has it.",
+						   funcname),
+				 errdetail_log("%s() embeds the node id and stops before the lease could expire. Last etcd error: %s",
+							   funcname, error),
 				 errhint("Check that etcd at \"idgen.lease_endpoints\" is reachable; generation resumes once the keeper renews or claims the lease again.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("this server has not claimed its node id in etcd yet"),
+			 privileged ?
 			 errdetail("%s() embeds the node id, and issues only under a lease. Last etcd error: %s",
-					   funcname, error[0] ? error : "none"),
+					   funcname, error) :
+			 errdetail("%s() embeds the node id, and issues only under a lease. Members of pg_monitor see the last etcd error in idgen_status(); the server log has it.",
+					   funcname),
+			 errdetail_log("%s() embeds the node id, and issues only under a lease. Last etcd error: %s",
+						   funcname, error),
 			 errhint("Check that etcd at \"idgen.lease_endpoints\" is reachable, and that the server is not in recovery.")));
 	pg_unreachable();
 }

@@ -133,6 +133,15 @@ sub wait_until_generating
 	  or die $node->name . ': never generated';
 }
 
+# The DETAIL of the error of $sql run as $role (SET ROLE).
+sub detail_as
+{
+	my ($node, $role, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', "SET ROLE $role;\n$sql",
+		on_error_stop => 1);
+	return $err =~ /DETAIL:\s+([^\n]*)/ ? $1 : "no detail: $err";
+}
+
 # Issue $n snowflake IDs; return the highest.
 sub max_of
 {
@@ -209,6 +218,20 @@ wait_for_lease($nb, 'taken');
 my $err = error_of($nb, 'SELECT snowflake_id()');
 like($err, qr/^55000: node id 5 is held by another server in etcd/,
 	'b, configured with the same node id, refuses with 55000');
+# the holder is named to members of pg_monitor only, and in the server log
+$nb->safe_psql('postgres', 'CREATE ROLE watcher; CREATE ROLE monitor IN ROLE pg_monitor');
+my $log_from = -s $nb->logfile;
+my $plain = detail_as($nb, 'watcher', 'SELECT snowflake_id()');
+unlike($plain, qr/host|port|system identifier/,
+	'a role without pg_monitor is not told who holds the node id');
+like($plain, qr/Members of pg_monitor see the holder in idgen_status\(\)/,
+	'but where to look');
+like(slurp_file($nb->logfile, $log_from),
+	qr/DETAIL:.*the holder is host "[^"]*", port ${\ $na->port}, system identifier \d+/,
+	'the server log names the holder whoever asked');
+like(detail_as($nb, 'monitor', 'SELECT snowflake_id()'),
+	qr/the holder is host "[^"]*", port ${\ $na->port}, system identifier \d+/,
+	'a member of pg_monitor is told the holder: host, port and system identifier');
 my $detail = $nb->safe_psql('postgres', 'SELECT lease_holder FROM idgen_status()');
 like($detail, qr/port ${\ $na->port}, system identifier \d+, since /,
 	'the holder is named: host, port, system identifier and since when');
@@ -292,6 +315,7 @@ $e->stop;
 
 # ---- 3. etcd stopped: generation stops within the TTL, resumes after ----
 
+$d->safe_psql('postgres', 'CREATE ROLE watcher; CREATE ROLE monitor IN ROLE pg_monitor');
 my $stopped_at = time;
 stop_etcd();
 # d's last renewal was sent before the stop, so its deadline lies at most
@@ -303,6 +327,10 @@ like(error_of($d, 'SELECT snowflake_id()'),
 like($d->safe_psql('postgres', 'SELECT lease_state || lease_error FROM idgen_status()'),
 	qr/^lost.*(could not renew|Couldn't connect|Timeout)/,
 	'idgen_status() shows the lease lost and the last etcd error');
+unlike(detail_as($d, 'watcher', 'SELECT snowflake_id()'), qr{http://|127\.0\.0\.1},
+	"a role without pg_monitor is not told etcd's addresses");
+like(detail_as($d, 'monitor', 'SELECT snowflake_id()'), qr{Last etcd error: .*http://127\.0\.0\.1},
+	'a member of pg_monitor is told the last etcd error');
 ok($d->safe_psql('postgres', 'SELECT instagram_id(2) > 0'),
 	'instagram_id() does not depend on etcd');
 start_etcd();
