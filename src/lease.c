@@ -1080,6 +1080,28 @@ idgen_lease_claim(void)
 }
 
 /*
+ * Set up libcurl and the endpoint list, once per keeper (the setting is
+ * fixed at server start).  Returns false, throwing nothing, if it cannot:
+ * the exit path calls it too.
+ */
+static bool
+idgen_lease_connect(void)
+{
+	MemoryContext old;
+
+	if (curl != NULL)
+		return true;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	if (endpoints == NIL &&
+		!SplitGUCList(pstrdup(idgen_lease_endpoints), ',', &endpoints))
+		endpoints = NIL;
+	if (endpoints != NIL && curl_global_init(CURL_GLOBAL_DEFAULT) == 0)
+		curl = curl_easy_init();
+	MemoryContextSwitchTo(old);
+	return curl != NULL;
+}
+
+/*
  * One step of the lease, from the keeper's loop: claim, renew, or stop
  * generation at the deadline.  Returns how soon (ms) the keeper must call
  * again.
@@ -1097,19 +1119,8 @@ idgen_lease_step(void)
 	/* leases are for a node id that is set, or "auto" */
 	if (!idgen_leases_on || idgen_node_id == -1)
 		return 60 * 1000;
-	if (curl == NULL)
-	{
-		/* for the life of the keeper: the setting is fixed at server start */
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		if (!SplitGUCList(pstrdup(idgen_lease_endpoints), ',', &endpoints) ||
-			endpoints == NIL)
-			elog(ERROR, "invalid \"idgen.lease_endpoints\"");
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 ||
-			(curl = curl_easy_init()) == NULL)
-			elog(ERROR, "could not initialise libcurl");
-		MemoryContextSwitchTo(old);
-	}
+	if (!idgen_lease_connect())
+		elog(ERROR, "could not set up the connection to etcd: invalid \"idgen.lease_endpoints\", or libcurl failed to initialise");
 
 	SpinLockAcquire(&lease->mutex);
 	lease_id = lease->lease_id;
@@ -1310,13 +1321,30 @@ idgen_lease_on_keeper_exit(bool shutdown)
 		shutdown = false;
 	(void) pg_atomic_exchange_u32(&idgen_shared->lease_word.word, 0);
 	lease = LEASE(idgen_shared);
+
+	/*
+	 * A keeper that never reached the loop (it was backing off after
+	 * failures, or could not connect to its database) has no connection to
+	 * etcd yet, but may have inherited a lease from the keeper before it:
+	 * set one up, so that the revoke below is not skipped.  Bounded, like
+	 * the revoke, by the request timeouts.
+	 */
+	if (shutdown)
+	{
+		SpinLockAcquire(&lease->mutex);
+		lease_id = lease->lease_id;
+		SpinLockRelease(&lease->mutex);
+		if (lease_id != 0 && !idgen_lease_connect())
+			shutdown = false;	/* cannot revoke: the lease expires */
+	}
+
 	SpinLockAcquire(&lease->mutex);
 	lease_id = lease->lease_id;
-	if (shutdown && curl != NULL)
+	if (shutdown)
 		lease->lease_id = 0;
 	lease->state = lease_id != 0 && !shutdown ? IDGEN_LEASE_LOST : IDGEN_LEASE_CLAIMING;
 	SpinLockRelease(&lease->mutex);
-	if (shutdown && lease_id != 0 && curl != NULL)
+	if (shutdown && lease_id != 0)
 		idgen_etcd_revoke(lease_id, 1000);
 
 }
