@@ -903,6 +903,34 @@ idgen_etcd_keepalive(int64 lease_id)
 	return ttl;
 }
 
+/*
+ * Is the node key of node_id still held by lease_id?  A renewal keeps the
+ * lease alive, not the key: the key may have been deleted (or, after that,
+ * claimed by another server) while the lease lives.  Returns 1 if ours, 0
+ * if not (etcd_error says so), -1 if etcd did not answer.
+ */
+static int
+idgen_etcd_key_ours(int32 node_id, int64 lease_id)
+{
+	JsonbContainer *answer;
+	JsonbContainer *kv;
+	int64		holder_lease = 0;
+
+	answer = idgen_etcd_call("/v3/kv/range",
+							 psprintf("{\"key\": \"%s\"}",
+									  idgen_lease_key("node", node_id)),
+							 idgen_lease_request_timeout());
+	if (answer == NULL)
+		return -1;
+	kv = idgen_json_element(idgen_json_container(answer, "kvs"), 0);
+	if (kv != NULL && idgen_json_int64(kv, "lease", &holder_lease) &&
+		holder_lease == lease_id)
+		return 1;
+	IDGEN_ETCD_ERROR("the node key of node id %d is no longer held by this server's lease",
+					 node_id);
+	return 0;
+}
+
 /* The published reservation in Unix ms (0 if none yet). */
 static int64
 idgen_lease_published_unix_ms(void)
@@ -1080,6 +1108,24 @@ idgen_lease_claim(void)
 }
 
 /*
+ * Our lease no longer holds the node key (deleted by hand, say): the lease
+ * is worth nothing.  Stop generation, give the lease back, and claim
+ * afresh at the next step, which reads the record and floors again.
+ */
+static void
+idgen_lease_give_up(int64 lease_id)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+
+	idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+	SpinLockAcquire(&lease->mutex);
+	lease->lease_id = 0;
+	SpinLockRelease(&lease->mutex);
+	next_claim_ms = 0;
+}
+
+/*
  * Set up libcurl and the endpoint list, once per keeper (the setting is
  * fixed at server start).  Returns false, throwing nothing, if it cannot:
  * the exit path calls it too.
@@ -1148,13 +1194,8 @@ idgen_lease_step(void)
 		key_lost = false;
 		if (lease_id != 0)
 		{
-			idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
-			idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
-			SpinLockAcquire(&lease->mutex);
-			lease->lease_id = 0;
-			SpinLockRelease(&lease->mutex);
+			idgen_lease_give_up(lease_id);
 			lease_id = 0;
-			next_claim_ms = 0;
 		}
 	}
 
@@ -1170,8 +1211,18 @@ idgen_lease_step(void)
 	{
 		int64		sent = now;
 		int64		ttl_s = idgen_etcd_keepalive(lease_id);
+		int			ours = 1;
 
+		/*
+		 * The renewal counts only once etcd confirms that the lease still
+		 * holds the node key: an idle server writes no record that would
+		 * notice otherwise.
+		 */
 		if (ttl_s > 0)
+			ours = idgen_etcd_key_ours(node_id, lease_id);
+		if (ttl_s > 0 && ours == 0)
+			idgen_lease_give_up(lease_id);
+		else if (ttl_s > 0 && ours > 0)
 		{
 			SpinLockAcquire(&lease->mutex);
 			lease->deadline_ms = sent + ttl_s * 1000 - idgen_lease_margin_ms();

@@ -287,15 +287,19 @@ cmp_ok($d->safe_psql('postgres', "SELECT min(idgen_next('tickets')) FROM generat
 	'>', $c_tickets,
 	"a counter generator of the same name resumes above c's values: the record carries counters too");
 
-# the node key deleted behind d's back: d claims it again, above its record
+# the node key deleted behind d's back: d notices at its next renewal
+# (each renewal checks that its lease still holds the key; d writes no
+# record meanwhile), and claims it again, above its record
 my $d_before = max_of($d, 1000);
 etcdctl('del', '/idgen/node/7');
 $d->poll_query_until('postgres',
 	"SELECT lease_state = 'held' AND lease_error LIKE '%no longer held%' FROM idgen_status()")
   or die 'd did not claim its deleted node key again';
 like(etcd_get('/idgen/node/7'), qr/"port": ${\ $d->port}\b/, 'd holds the node key again');
+# (d's generators keep their state in its shared memory: this holds
+# without the record, and checks only that the new claim goes on from it)
 cmp_ok($d->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $d_before,
-	'and issues above its earlier IDs');
+	'and its IDs go on rising under the new claim');
 
 # a reservation record that cannot be believed is refused, not thrown
 etcdctl('put', '/idgen/reservation/13', '{"reserved_unix_ms": 1e30}');
