@@ -201,8 +201,12 @@ for my $bad ("idgen.lease_endpoints = '127.0.0.1:2379'",
 
 # ---- 1. Two servers configured with the same node id ----
 
+# a's clock runs 30 s ahead (as c's below): b, on the real clock, is
+# above a's IDs only through the record a leaves in etcd, not because the
+# lease took its TTL to expire.
 my $na = lease_node('a', 5);
-$na->start;
+my (undef, $start_a) = fake_clock($na, '+30');
+$start_a->('start');
 wait_for_keeper($na);
 wait_for_lease($na, 'held');
 like(etcd_get('/idgen/node/5'), qr/"port": ${\ $na->port}\b/,
@@ -246,7 +250,8 @@ my $a_max = max_of($na, 200000);
 $na->stop('immediate');
 wait_until_generating($nb);
 my $b_min = $nb->safe_psql('postgres', 'SELECT snowflake_id()');
-cmp_ok($b_min, '>', $a_max, "b's IDs lie above every ID a issued under node id 5");
+cmp_ok($b_min, '>', $a_max,
+	"b's IDs lie above every ID a issued under node id 5, although its clock is 30 s behind a's");
 is($nb->safe_psql('postgres', 'SELECT snowflake_id_node(snowflake_id())'), '5',
 	'b now issues under node id 5');
 
@@ -348,7 +353,18 @@ my @auto;
 for my $i (1 .. 3)
 {
 	my $n = lease_node("auto$i", 'auto', prefix => '/idgen/auto/');
-	$n->start;
+
+	# auto1's clock runs 30 s ahead: its id's next holder (below) is above
+	# its IDs only through the record
+	if ($i == 1)
+	{
+		my (undef, $start) = fake_clock($n, '+30');
+		$start->('start');
+	}
+	else
+	{
+		$n->start;
+	}
 	push @auto, $n;
 }
 my %ids;
@@ -405,12 +421,16 @@ wait_for_lease($again, 'held');
 is($again->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()'), $gone_id,
 	"a new 'auto' server reuses the id whose lease expired");
 cmp_ok($again->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $gone_max,
-	'and issues above its previous holder');
+	'and issues above its previous holder, whose clock ran 30 s ahead');
 
 # ---- 5. A standby never claims while in recovery, and claims on promotion ----
 
+# p's clock runs 30 s ahead: after the promotion the standby, on the real
+# clock, is above p's IDs only through what p made durable (its replicated
+# reservation, and the record in etcd)
 my $p = lease_node('p', 9);
-$p->start;
+my (undef, $start_p) = fake_clock($p, '+30');
+$start_p->('start');
 wait_for_keeper($p);
 wait_for_lease($p, 'held');
 $p->backup('bk');
@@ -432,7 +452,7 @@ wait_until_generating($s);
 like(etcd_get('/idgen/node/9'), qr/"port": ${\ $s->port}\b/,
 	'once promoted (and the old lease expired), it claims node id 9');
 cmp_ok($s->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $p_max,
-	'and issues above the old primary');
+	'and issues above the old primary, whose clock ran 30 s ahead');
 
 for my $n ($d, $p, $s, $again, @auto[1 .. 2])
 {
