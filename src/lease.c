@@ -54,11 +54,14 @@
 
 #include <curl/curl.h>
 
+#include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_authid_d.h"
 #include "common/base64.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
@@ -163,6 +166,10 @@ idgen_lease_state_name(IdgenLeaseState state)
 /*
  * The error of a generator that embeds the node id when the word is not
  * valid (or, without leases, when no node id is set).  Off the hot path.
+ *
+ * The holder (host, port, system identifier) and etcd's last error (its
+ * addresses) are shown to the caller only with the privileges of
+ * pg_monitor, as in idgen_status(); the server log has them always.
  */
 void
 idgen_report_no_node(const char *funcname)
@@ -172,6 +179,7 @@ idgen_report_no_node(const char *funcname)
 	char		holder[sizeof(lease->holder)];
 	char		error[sizeof(lease->error)];
 	int32		node_id;
+	bool		privileged;
 
 	if (!idgen_leases_on || idgen_shared == NULL || idgen_node_id == -1)
 	{
@@ -197,25 +205,43 @@ idgen_report_no_node(const char *funcname)
 	strlcpy(holder, lease->holder, sizeof(holder));
 	strlcpy(error, lease->error, sizeof(error));
 	SpinLockRelease(&lease->mutex);
+	if (!error[0])
+		strlcpy(error, "none", sizeof(error));
+	privileged = IsTransactionState() &&
+		has_privs_of_role(GetUserId(), ROLE_PG_MONITOR);
 
 	if (state == IDGEN_LEASE_TAKEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("node id %d is held by another server in etcd", node_id),
-				 errdetail("%s() embeds the node id; the holder is %s.", funcname, holder),
+				 privileged ?
+				 errdetail("%s() embeds the node id; the holder is %s.", funcname, holder) :
+				 errdetail("%s() embeds the node id. Members of pg_monitor see the holder in idgen_status(); the server log names it.",
+						   funcname),
+				 errdetail_log("%s() embeds the node id; the holder is %s.", funcname, holder),
 				 errhint("Give this server another \"idgen.node_id\" (or \"auto\"), or stop the holder; its lease expires within \"idgen.lease_ttl\".")));
 	if (state == IDGEN_LEASE_LOST)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("this server's lease on node id %d in etcd is not current", node_id),
+				 privileged ?
 				 errdetail("%s() embeds the node id and stops before the lease could expire. Last etcd error: %s",
-						   funcname, error[0] ? error : "none"),
+						   funcname, error) :
+				 errdetail("%s() embeds the node id and stops before the lease could expire. Members of pg_monitor see the last etcd error in idgen_status(); the server log has it.",
+						   funcname),
+				 errdetail_log("%s() embeds the node id and stops before the lease could expire. Last etcd error: %s",
+							   funcname, error),
 				 errhint("Check that etcd at \"idgen.lease_endpoints\" is reachable; generation resumes once the keeper renews or claims the lease again.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("this server has not claimed its node id in etcd yet"),
+			 privileged ?
 			 errdetail("%s() embeds the node id, and issues only under a lease. Last etcd error: %s",
-					   funcname, error[0] ? error : "none"),
+					   funcname, error) :
+			 errdetail("%s() embeds the node id, and issues only under a lease. Members of pg_monitor see the last etcd error in idgen_status(); the server log has it.",
+					   funcname),
+			 errdetail_log("%s() embeds the node id, and issues only under a lease. Last etcd error: %s",
+						   funcname, error),
 			 errhint("Check that etcd at \"idgen.lease_endpoints\" is reachable, and that the server is not in recovery.")));
 	pg_unreachable();
 }
@@ -877,6 +903,34 @@ idgen_etcd_keepalive(int64 lease_id)
 	return ttl;
 }
 
+/*
+ * Is the node key of node_id still held by lease_id?  A renewal keeps the
+ * lease alive, not the key: the key may have been deleted (or, after that,
+ * claimed by another server) while the lease lives.  Returns 1 if ours, 0
+ * if not (etcd_error says so), -1 if etcd did not answer.
+ */
+static int
+idgen_etcd_key_ours(int32 node_id, int64 lease_id)
+{
+	JsonbContainer *answer;
+	JsonbContainer *kv;
+	int64		holder_lease = 0;
+
+	answer = idgen_etcd_call("/v3/kv/range",
+							 psprintf("{\"key\": \"%s\"}",
+									  idgen_lease_key("node", node_id)),
+							 idgen_lease_request_timeout());
+	if (answer == NULL)
+		return -1;
+	kv = idgen_json_element(idgen_json_container(answer, "kvs"), 0);
+	if (kv != NULL && idgen_json_int64(kv, "lease", &holder_lease) &&
+		holder_lease == lease_id)
+		return 1;
+	IDGEN_ETCD_ERROR("the node key of node id %d is no longer held by this server's lease",
+					 node_id);
+	return 0;
+}
+
 /* The published reservation in Unix ms (0 if none yet). */
 static int64
 idgen_lease_published_unix_ms(void)
@@ -888,8 +942,14 @@ idgen_lease_published_unix_ms(void)
 
 /*
  * Let generation run under the claimed lease: record our reservation in
- * etcd as far as it reaches now, then set the word.  Caller has floored the
- * generators.
+ * etcd as far as it reaches now, then set the word.  Caller has raised the
+ * time floors (idgen_lease_apply_floor) from the record it read.
+ *
+ * Every path that sets the word comes here, so the counters that embed the
+ * node id are raised here, to what this keeper knows etcd records: a slot
+ * may have been installed before the record was read (a keeper restarted
+ * under a live lease loads definitions whatever the lease state), and then
+ * took no floor from it.
  */
 static bool
 idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
@@ -897,6 +957,8 @@ idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
 	IdgenLease *lease = LEASE(idgen_shared);
 	int64		need = idgen_lease_published_unix_ms();
 	uint32		generation;
+
+	idgen_registry_raise_node_counters();
 
 	/*
 	 * Never below what etcd already records for the id (read at the claim,
@@ -929,22 +991,28 @@ idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
 	return true;
 }
 
-/* Floor every generator that embeds the node id above floor_unix_ms. */
+/*
+ * Floor every generator that embeds the node id above floor_unix_ms, the
+ * record read from etcd (counters: idgen_lease_validate).  Raising is
+ * idempotent, so a keeper that takes over a lease raises again from the
+ * record, which is then its own server's; claimed says whether it is the
+ * previous holder's, for the log.
+ */
 static void
-idgen_lease_apply_floor(int64 floor_unix_ms)
+idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed)
 {
 	int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms + 1;
 
-	idgen_registry_raise_node_counters();
 	if (floor_unix_ms <= 0)
 		return;
 	idgen_raise_floor(&idgen_shared->snowflake.gen, &idgen_snowflake_layout, floor_ms);
 	idgen_raise_floor(&idgen_shared->uuidv7.gen, &idgen_uuidv7_layout, floor_ms);
 	idgen_raise_floor(&idgen_shared->flake128.gen, &idgen_flake128_layout, floor_ms);
 	idgen_registry_raise_node_floors(floor_unix_ms + 1);
-	ereport(LOG,
-			(errmsg("idgen keeper: IDs under the claimed node id resume above %s, the previous holder's reservation",
-					timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
+	if (claimed)
+		ereport(LOG,
+				(errmsg("idgen keeper: IDs under the claimed node id resume above %s, the previous holder's reservation",
+						timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
 }
 
 /* Pick a node id and claim it.  Called with no lease held. */
@@ -1023,7 +1091,7 @@ idgen_lease_claim(void)
 		SpinLockRelease(&lease->mutex);
 		if (idgen_node_id == IDGEN_NODE_AUTO)
 			idgen_node_id = node_id;	/* this keeper composes named slots */
-		idgen_lease_apply_floor(floor_unix_ms);
+		idgen_lease_apply_floor(floor_unix_ms, true);
 		ereport(LOG,
 				(errmsg("idgen keeper: claimed node id %d in etcd with lease " INT64_FORMAT " (TTL " INT64_FORMAT " s)",
 						node_id, lease_id, ttl_s)));
@@ -1037,6 +1105,46 @@ idgen_lease_claim(void)
 		return;
 	}
 	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+}
+
+/*
+ * Our lease no longer holds the node key (deleted by hand, say): the lease
+ * is worth nothing.  Stop generation, give the lease back, and claim
+ * afresh at the next step, which reads the record and floors again.
+ */
+static void
+idgen_lease_give_up(int64 lease_id)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+
+	idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+	SpinLockAcquire(&lease->mutex);
+	lease->lease_id = 0;
+	SpinLockRelease(&lease->mutex);
+	next_claim_ms = 0;
+}
+
+/*
+ * Set up libcurl and the endpoint list, once per keeper (the setting is
+ * fixed at server start).  Returns false, throwing nothing, if it cannot:
+ * the exit path calls it too.
+ */
+static bool
+idgen_lease_connect(void)
+{
+	MemoryContext old;
+
+	if (curl != NULL)
+		return true;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	if (endpoints == NIL &&
+		!SplitGUCList(pstrdup(idgen_lease_endpoints), ',', &endpoints))
+		endpoints = NIL;
+	if (endpoints != NIL && curl_global_init(CURL_GLOBAL_DEFAULT) == 0)
+		curl = curl_easy_init();
+	MemoryContextSwitchTo(old);
+	return curl != NULL;
 }
 
 /*
@@ -1057,19 +1165,8 @@ idgen_lease_step(void)
 	/* leases are for a node id that is set, or "auto" */
 	if (!idgen_leases_on || idgen_node_id == -1)
 		return 60 * 1000;
-	if (curl == NULL)
-	{
-		/* for the life of the keeper: the setting is fixed at server start */
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		if (!SplitGUCList(pstrdup(idgen_lease_endpoints), ',', &endpoints) ||
-			endpoints == NIL)
-			elog(ERROR, "invalid \"idgen.lease_endpoints\"");
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0 ||
-			(curl = curl_easy_init()) == NULL)
-			elog(ERROR, "could not initialise libcurl");
-		MemoryContextSwitchTo(old);
-	}
+	if (!idgen_lease_connect())
+		elog(ERROR, "could not set up the connection to etcd: invalid \"idgen.lease_endpoints\", or libcurl failed to initialise");
 
 	SpinLockAcquire(&lease->mutex);
 	lease_id = lease->lease_id;
@@ -1097,13 +1194,8 @@ idgen_lease_step(void)
 		key_lost = false;
 		if (lease_id != 0)
 		{
-			idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
-			idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
-			SpinLockAcquire(&lease->mutex);
-			lease->lease_id = 0;
-			SpinLockRelease(&lease->mutex);
+			idgen_lease_give_up(lease_id);
 			lease_id = 0;
-			next_claim_ms = 0;
 		}
 	}
 
@@ -1119,8 +1211,18 @@ idgen_lease_step(void)
 	{
 		int64		sent = now;
 		int64		ttl_s = idgen_etcd_keepalive(lease_id);
+		int			ours = 1;
 
+		/*
+		 * The renewal counts only once etcd confirms that the lease still
+		 * holds the node key: an idle server writes no record that would
+		 * notice otherwise.
+		 */
 		if (ttl_s > 0)
+			ours = idgen_etcd_key_ours(node_id, lease_id);
+		if (ttl_s > 0 && ours == 0)
+			idgen_lease_give_up(lease_id);
+		else if (ttl_s > 0 && ours > 0)
 		{
 			SpinLockAcquire(&lease->mutex);
 			lease->deadline_ms = sent + ttl_s * 1000 - idgen_lease_margin_ms();
@@ -1137,7 +1239,10 @@ idgen_lease_step(void)
 				int64		floor_unix_ms = record_known ? 0 : idgen_etcd_read_record(node_id);
 
 				if (floor_unix_ms >= 0)
+				{
 					record_known = true;
+					idgen_lease_apply_floor(floor_unix_ms, false);
+				}
 				if (floor_unix_ms < 0 ||
 					!idgen_lease_validate(node_id, lease_id, floor_unix_ms))
 					idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
@@ -1267,13 +1372,30 @@ idgen_lease_on_keeper_exit(bool shutdown)
 		shutdown = false;
 	(void) pg_atomic_exchange_u32(&idgen_shared->lease_word.word, 0);
 	lease = LEASE(idgen_shared);
+
+	/*
+	 * A keeper that never reached the loop (it was backing off after
+	 * failures, or could not connect to its database) has no connection to
+	 * etcd yet, but may have inherited a lease from the keeper before it:
+	 * set one up, so that the revoke below is not skipped.  Bounded, like
+	 * the revoke, by the request timeouts.
+	 */
+	if (shutdown)
+	{
+		SpinLockAcquire(&lease->mutex);
+		lease_id = lease->lease_id;
+		SpinLockRelease(&lease->mutex);
+		if (lease_id != 0 && !idgen_lease_connect())
+			shutdown = false;	/* cannot revoke: the lease expires */
+	}
+
 	SpinLockAcquire(&lease->mutex);
 	lease_id = lease->lease_id;
-	if (shutdown && curl != NULL)
+	if (shutdown)
 		lease->lease_id = 0;
 	lease->state = lease_id != 0 && !shutdown ? IDGEN_LEASE_LOST : IDGEN_LEASE_CLAIMING;
 	SpinLockRelease(&lease->mutex);
-	if (shutdown && lease_id != 0 && curl != NULL)
+	if (shutdown && lease_id != 0)
 		idgen_etcd_revoke(lease_id, 1000);
 
 }

@@ -133,6 +133,15 @@ sub wait_until_generating
 	  or die $node->name . ': never generated';
 }
 
+# The DETAIL of the error of $sql run as $role (SET ROLE).
+sub detail_as
+{
+	my ($node, $role, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', "SET ROLE $role;\n$sql",
+		on_error_stop => 1);
+	return $err =~ /DETAIL:\s+([^\n]*)/ ? $1 : "no detail: $err";
+}
+
 # Issue $n snowflake IDs; return the highest.
 sub max_of
 {
@@ -192,8 +201,12 @@ for my $bad ("idgen.lease_endpoints = '127.0.0.1:2379'",
 
 # ---- 1. Two servers configured with the same node id ----
 
+# a's clock runs 30 s ahead (as c's below): b, on the real clock, is
+# above a's IDs only through the record a leaves in etcd, not because the
+# lease took its TTL to expire.
 my $na = lease_node('a', 5);
-$na->start;
+my (undef, $start_a) = fake_clock($na, '+30');
+$start_a->('start');
 wait_for_keeper($na);
 wait_for_lease($na, 'held');
 like(etcd_get('/idgen/node/5'), qr/"port": ${\ $na->port}\b/,
@@ -209,6 +222,20 @@ wait_for_lease($nb, 'taken');
 my $err = error_of($nb, 'SELECT snowflake_id()');
 like($err, qr/^55000: node id 5 is held by another server in etcd/,
 	'b, configured with the same node id, refuses with 55000');
+# the holder is named to members of pg_monitor only, and in the server log
+$nb->safe_psql('postgres', 'CREATE ROLE watcher; CREATE ROLE monitor IN ROLE pg_monitor');
+my $log_from = -s $nb->logfile;
+my $plain = detail_as($nb, 'watcher', 'SELECT snowflake_id()');
+unlike($plain, qr/host|port|system identifier/,
+	'a role without pg_monitor is not told who holds the node id');
+like($plain, qr/Members of pg_monitor see the holder in idgen_status\(\)/,
+	'but where to look');
+like(slurp_file($nb->logfile, $log_from),
+	qr/DETAIL:.*the holder is host "[^"]*", port ${\ $na->port}, system identifier \d+/,
+	'the server log names the holder whoever asked');
+like(detail_as($nb, 'monitor', 'SELECT snowflake_id()'),
+	qr/the holder is host "[^"]*", port ${\ $na->port}, system identifier \d+/,
+	'a member of pg_monitor is told the holder: host, port and system identifier');
 my $detail = $nb->safe_psql('postgres', 'SELECT lease_holder FROM idgen_status()');
 like($detail, qr/port ${\ $na->port}, system identifier \d+, since /,
 	'the holder is named: host, port, system identifier and since when');
@@ -223,7 +250,8 @@ my $a_max = max_of($na, 200000);
 $na->stop('immediate');
 wait_until_generating($nb);
 my $b_min = $nb->safe_psql('postgres', 'SELECT snowflake_id()');
-cmp_ok($b_min, '>', $a_max, "b's IDs lie above every ID a issued under node id 5");
+cmp_ok($b_min, '>', $a_max,
+	"b's IDs lie above every ID a issued under node id 5, although its clock is 30 s behind a's");
 is($nb->safe_psql('postgres', 'SELECT snowflake_id_node(snowflake_id())'), '5',
 	'b now issues under node id 5');
 
@@ -264,15 +292,19 @@ cmp_ok($d->safe_psql('postgres', "SELECT min(idgen_next('tickets')) FROM generat
 	'>', $c_tickets,
 	"a counter generator of the same name resumes above c's values: the record carries counters too");
 
-# the node key deleted behind d's back: d claims it again, above its record
+# the node key deleted behind d's back: d notices at its next renewal
+# (each renewal checks that its lease still holds the key; d writes no
+# record meanwhile), and claims it again, above its record
 my $d_before = max_of($d, 1000);
 etcdctl('del', '/idgen/node/7');
 $d->poll_query_until('postgres',
 	"SELECT lease_state = 'held' AND lease_error LIKE '%no longer held%' FROM idgen_status()")
   or die 'd did not claim its deleted node key again';
 like(etcd_get('/idgen/node/7'), qr/"port": ${\ $d->port}\b/, 'd holds the node key again');
+# (d's generators keep their state in its shared memory: this holds
+# without the record, and checks only that the new claim goes on from it)
 cmp_ok($d->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $d_before,
-	'and issues above its earlier IDs');
+	'and its IDs go on rising under the new claim');
 
 # a reservation record that cannot be believed is refused, not thrown
 etcdctl('put', '/idgen/reservation/13', '{"reserved_unix_ms": 1e30}');
@@ -292,6 +324,7 @@ $e->stop;
 
 # ---- 3. etcd stopped: generation stops within the TTL, resumes after ----
 
+$d->safe_psql('postgres', 'CREATE ROLE watcher; CREATE ROLE monitor IN ROLE pg_monitor');
 my $stopped_at = time;
 stop_etcd();
 # d's last renewal was sent before the stop, so its deadline lies at most
@@ -303,6 +336,10 @@ like(error_of($d, 'SELECT snowflake_id()'),
 like($d->safe_psql('postgres', 'SELECT lease_state || lease_error FROM idgen_status()'),
 	qr/^lost.*(could not renew|Couldn't connect|Timeout)/,
 	'idgen_status() shows the lease lost and the last etcd error');
+unlike(detail_as($d, 'watcher', 'SELECT snowflake_id()'), qr{http://|127\.0\.0\.1},
+	"a role without pg_monitor is not told etcd's addresses");
+like(detail_as($d, 'monitor', 'SELECT snowflake_id()'), qr{Last etcd error: .*http://127\.0\.0\.1},
+	'a member of pg_monitor is told the last etcd error');
 ok($d->safe_psql('postgres', 'SELECT instagram_id(2) > 0'),
 	'instagram_id() does not depend on etcd');
 start_etcd();
@@ -316,7 +353,18 @@ my @auto;
 for my $i (1 .. 3)
 {
 	my $n = lease_node("auto$i", 'auto', prefix => '/idgen/auto/');
-	$n->start;
+
+	# auto1's clock runs 30 s ahead: its id's next holder (below) is above
+	# its IDs only through the record
+	if ($i == 1)
+	{
+		my (undef, $start) = fake_clock($n, '+30');
+		$start->('start');
+	}
+	else
+	{
+		$n->start;
+	}
 	push @auto, $n;
 }
 my %ids;
@@ -373,12 +421,16 @@ wait_for_lease($again, 'held');
 is($again->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()'), $gone_id,
 	"a new 'auto' server reuses the id whose lease expired");
 cmp_ok($again->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $gone_max,
-	'and issues above its previous holder');
+	'and issues above its previous holder, whose clock ran 30 s ahead');
 
 # ---- 5. A standby never claims while in recovery, and claims on promotion ----
 
+# p's clock runs 30 s ahead: after the promotion the standby, on the real
+# clock, is above p's IDs only through what p made durable (its replicated
+# reservation, and the record in etcd)
 my $p = lease_node('p', 9);
-$p->start;
+my (undef, $start_p) = fake_clock($p, '+30');
+$start_p->('start');
 wait_for_keeper($p);
 wait_for_lease($p, 'held');
 $p->backup('bk');
@@ -400,10 +452,66 @@ wait_until_generating($s);
 like(etcd_get('/idgen/node/9'), qr/"port": ${\ $s->port}\b/,
 	'once promoted (and the old lease expired), it claims node id 9');
 cmp_ok($s->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $p_max,
-	'and issues above the old primary');
+	'and issues above the old primary, whose clock ran 30 s ahead');
 
 for my $n ($d, $p, $s, $again, @auto[1 .. 2])
 {
 	$n->stop('fast');
 }
+
+# ---- 6. A restarted keeper floors counters from the record, whenever they come ----
+
+# ra issues a counter that embeds the node id, and dies; rb claims the id.
+my $ra = lease_node('ra', 'auto', prefix => '/idgen/restart/');
+$ra->start;
+wait_for_keeper($ra);
+wait_for_lease($ra, 'held');
+my $r_id = $ra->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()');
+$ra->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
+my $ra_tickets = $ra->safe_psql('postgres',
+	"SELECT max(idgen_next('tickets')) FROM generate_series(1, 5000)");
+$ra->stop('immediate');
+for (1 .. 600)
+{
+	last if etcd_get("/idgen/restart/node/$r_id") eq '';
+	sleep 0.1;
+}
+my $rb = lease_node('rb', 'auto', prefix => '/idgen/restart/');
+$rb->start;
+wait_for_keeper($rb);
+wait_for_lease($rb, 'held');
+is($rb->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()'), $r_id,
+	'rb claims the node id ra held');
+
+# rb's keeper restarts (with 'auto' it keeps the lease) while etcd is
+# down, so the new keeper cannot read the record yet; the counter is
+# defined on rb only then, so it is installed before the record is read.
+stop_etcd();
+my $rb_pid = $rb->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+$rb->safe_psql('postgres', "SELECT pg_terminate_backend($rb_pid)");
+$rb->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'idgen keeper' AND pid <> $rb_pid")
+  or die 'the keeper of rb was not restarted';
+$rb->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
+# installed (the keeper knows the name) but not usable: the lease is not current
+my $installed = '';
+for (1 .. 600)
+{
+	$installed = error_of($rb, "SELECT idgen_next('tickets')");
+	last if $installed =~ /^55000/;
+	sleep 0.1;
+}
+like($installed, qr/^55000: this server's lease on node id $r_id in etcd is not current/,
+	'with etcd down, the restarted keeper installs the counter but refuses to issue');
+start_etcd();
+wait_until_generating($rb);
+cmp_ok($rb->safe_psql('postgres', "SELECT min(idgen_next('tickets')) FROM generate_series(1, 1000)"),
+	'>', $ra_tickets,
+	"a counter installed before the restarted keeper read the record resumes above ra's values");
+my $rb_log = slurp_file($rb->logfile);
+unlike($rb_log, qr/claimed node id \d+ in etcd.*claimed node id \d+ in etcd/s,
+	'(the restarted keeper renewed the lease it found, and claimed nothing)');
+$rb->stop('fast');
+
 done_testing();
