@@ -931,6 +931,7 @@ typedef struct IdgenNamedCache
 	char		name[NAMEDATALEN];
 	int			namelen;
 	int			slot;
+	IdgenGenerator *gen;		/* the slot's generator; NULL if sharded */
 	IdgenLayout layout;
 	int64		fixed;			/* node and constant bits */
 	int			time_shift;
@@ -998,6 +999,7 @@ idgen_named_cache_lookup(FunctionCallInfo fcinfo, bool allow_dropped)
 	cache->slot = idgen_registry_lookup(cname, allow_dropped);
 	spec = &registry_slots[cache->slot].spec;
 	idgen_slot_layout(cache->slot, &cache->layout);
+	cache->gen = spec->shard_field < 0 ? idgen_slot_generator(cache->slot, 0) : NULL;
 	cache->fixed = registry_slots[cache->slot].node_value;
 	cache->counter = spec->time_field < 0;
 	cache->leased = idgen_leases_on && spec->node_bits > 0;
@@ -1033,8 +1035,8 @@ idgen_named_cache(FunctionCallInfo fcinfo, bool allow_dropped)
 }
 
 /* The shard argument (argno) of a call: given iff the layout has one. */
-static int32
-idgen_named_shard(FunctionCallInfo fcinfo, IdgenNamedCache *cache, int argno,
+static pg_noinline int32
+idgen_named_shard_argument(FunctionCallInfo fcinfo, IdgenNamedCache *cache, int argno,
 				  bool given)
 {
 	int32		shard;
@@ -1060,6 +1062,25 @@ idgen_named_shard(FunctionCallInfo fcinfo, IdgenNamedCache *cache, int argno,
 	shard = PG_GETARG_INT32(argno);
 	idgen_check_part("shard", shard, cache->max_shard);
 	return shard;
+}
+
+/* The shard of a call; an unsharded layout called without one costs a test. */
+static inline int32
+idgen_named_shard(FunctionCallInfo fcinfo, IdgenNamedCache *cache, int argno,
+				  bool given)
+{
+	if (likely(cache->shard_field < 0 && !given))
+		return 0;
+	return idgen_named_shard_argument(fcinfo, cache, argno, given);
+}
+
+/* The generator of a call's shard. */
+static inline IdgenGenerator *
+idgen_named_generator(IdgenNamedCache *cache, int32 shard)
+{
+	if (likely(cache->gen != NULL))
+		return cache->gen;
+	return idgen_slot_generator(cache->slot, shard);
 }
 
 static inline int64
@@ -1212,7 +1233,7 @@ idgen_next(PG_FUNCTION_ARGS)
 	if (cache->counter)
 		position = idgen_issue_counter(cache, 1);
 	else
-		position = idgen_issue(idgen_slot_generator(cache->slot, shard), &cache->layout);
+		position = idgen_issue(idgen_named_generator(cache, shard), &cache->layout);
 	if (unlikely(cache->leased))
 		(void) idgen_issued_node("idgen_next", word);
 	if (cache->counter)
@@ -1287,7 +1308,7 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		position = idgen_issue_batch(idgen_slot_generator(cache->slot, shard),
+		position = idgen_issue_batch(idgen_named_generator(cache, shard),
 									 &cache->layout, n);
 		if (unlikely(cache->leased))
 			(void) idgen_issued_node("idgen_next_batch", word);
