@@ -47,6 +47,7 @@ Options:
   --seconds S    duration of each pgbench run
   --clients L    client counts for part 3 (default "1 2 4 8")
   --large-rows N rows per table in part 4 (a multiple of 1,000; 0 skips it)
+  --calls-only   part 1 only (per-call costs), for more repetitions of it
   --pg VERSION   PostgreSQL version to measure: 15 (default), 17 or 18
   --profile      instead: sample with perf (software cpu-clock event) where a
                  backend spends its time in SELECT count(snowflake_id()) over
@@ -59,7 +60,7 @@ keeper still commits its reservations synchronously).
 EOF
 }
 
-reps=5 seconds=5 clients="1 2 4 8" profile=0 large_rows=10000000 pg=15
+reps=5 seconds=5 clients="1 2 4 8" profile=0 large_rows=10000000 pg=15 calls_only=0
 while [ $# -gt 0 ]; do
 	case $1 in
 		--quick) reps=3 seconds=3 ;;
@@ -69,6 +70,7 @@ while [ $# -gt 0 ]; do
 		--large-rows) large_rows=$2; shift ;;
 		--pg) pg=$2; shift ;;
 		--profile) profile=1 ;;
+		--calls-only) calls_only=1 large_rows=0 ;;
 		-h|--help) usage; exit 0 ;;
 		*) usage >&2; exit 2 ;;
 	esac
@@ -186,6 +188,7 @@ for rep in $(seq "$reps"); do
 done
 echo
 
+if [ "$calls_only" = 0 ]; then
 say "2. sustained single-session rate (default idgen.max_lead, $reps repetitions)"
 sql -c "ALTER SYSTEM RESET idgen.max_lead" >/dev/null
 reload_and_wait idgen.max_lead 2s
@@ -239,6 +242,8 @@ for t in snowflake:'snowflake_id_batch(1000)' named:"idgen_next_batch('b_legacy'
 done
 echo
 
+fi
+
 if [ "$large_rows" -gt 0 ]; then
 	say "4. large table: $large_rows rows in 1,000-row INSERTs, PRIMARY KEY DEFAULT generator"
 	# An untimed load of the same size first: the first load of a fresh
@@ -275,4 +280,8 @@ say "results"
 sql -f "$work/bench/report.sql"
 echo
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/ {print $2}') GiB; $(sql -c 'SELECT version()' | cut -d, -f1)"
-echo "command: bench/bench.sh --pg $pg --reps $reps --seconds $seconds --clients \"$clients\" --large-rows $large_rows"
+if [ "$calls_only" = 1 ]; then
+	echo "command: bench/bench.sh --pg $pg --reps $reps --calls-only"
+else
+	echo "command: bench/bench.sh --pg $pg --reps $reps --seconds $seconds --clients \"$clients\" --large-rows $large_rows"
+fi
