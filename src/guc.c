@@ -442,7 +442,8 @@ idgen_define_gucs(void)
 							   &idgen_lease_endpoints,
 							   "",
 							   fixed,
-							   0,
+							   /* etcd's addresses, like lease_error: pg_monitor's */
+							   GUC_SUPERUSER_ONLY,
 							   idgen_check_lease_endpoints, idgen_assign_lease_endpoints, NULL);
 
 	DefineCustomStringVariable("idgen.lease_prefix",

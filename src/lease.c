@@ -61,6 +61,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
+#include "storage/ipc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -493,6 +494,17 @@ idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 		if (rc != CURLE_OK)
 		{
 			IDGEN_ETCD_ERROR("%s: %s", url, curl_easy_strerror(rc));
+			continue;
+		}
+
+		/*
+		 * During proc_exit an ERROR is promoted to FATAL, which the parser's
+		 * PG_TRY cannot catch; the exit path's revoke ignores the answer.
+		 */
+		if (proc_exit_inprogress)
+		{
+			if (status == 200)
+				break;
 			continue;
 		}
 		answer = idgen_etcd_parse(body.data, url);
@@ -1214,27 +1226,34 @@ idgen_lease_step(void)
 		int			ours = 1;
 
 		/*
-		 * The renewal counts only once etcd confirms that the lease still
-		 * holds the node key: an idle server writes no record that would
-		 * notice otherwise.
+		 * After a renewal, check that the lease still holds the node key: an
+		 * idle server writes no record that would notice otherwise.  The
+		 * renewal itself extends the deadline (rule 1 needs only the lease
+		 * alive); a key found gone gives up, an unanswered check is tried
+		 * again soon, and only a confirmed key makes the word valid.
 		 */
 		if (ttl_s > 0)
 			ours = idgen_etcd_key_ours(node_id, lease_id);
 		if (ttl_s > 0 && ours == 0)
 			idgen_lease_give_up(lease_id);
-		else if (ttl_s > 0 && ours > 0)
+		else if (ttl_s > 0)
 		{
 			SpinLockAcquire(&lease->mutex);
 			lease->deadline_ms = sent + ttl_s * 1000 - idgen_lease_margin_ms();
 			lease->renewals++;
 			SpinLockRelease(&lease->mutex);
 			next_renew_ms = sent + ttl_s * 1000 / 3;
+			if (ours < 0)
+			{
+				idgen_lease_set_error(etcd_error);
+				next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
+			}
 
 			/*
 			 * Back in time, or a new keeper under the lease of the one before
 			 * it: this process must know the record before it rewrites it.
 			 */
-			if (!valid)
+			else if (!valid)
 			{
 				int64		floor_unix_ms = record_known ? 0 : idgen_etcd_read_record(node_id);
 
