@@ -230,6 +230,12 @@ unlike($plain, qr/host|port|system identifier/,
 	'a role without pg_monitor is not told who holds the node id');
 like($plain, qr/Members of pg_monitor see the holder in idgen_status\(\)/,
 	'but where to look');
+my (undef, undef, $show_err) = $nb->psql('postgres',
+	"SET ROLE watcher;\nSHOW idgen.lease_endpoints", on_error_stop => 1);
+like($show_err, qr/permission denied|must be superuser|privileges of pg_read_all_settings/,
+	"nor can it read etcd's addresses from the setting");
+is($nb->safe_psql('postgres', "SET ROLE monitor; SHOW idgen.lease_endpoints") ne '', 1,
+	'which members of pg_monitor can');
 like(slurp_file($nb->logfile, $log_from),
 	qr/DETAIL:.*the holder is host "[^"]*", port ${\ $na->port}, system identifier \d+/,
 	'the server log names the holder whoever asked');
@@ -426,8 +432,9 @@ cmp_ok($again->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $gone_max,
 # ---- 5. A standby never claims while in recovery, and claims on promotion ----
 
 # p's clock runs 30 s ahead: after the promotion the standby, on the real
-# clock, is above p's IDs only through what p made durable (its replicated
-# reservation, and the record in etcd)
+# clock, is above p's IDs only through what p made durable.  The standby
+# is cut off from p's WAL before p's last IDs, which come more than one
+# idgen.reservation later: only the record in etcd reaches beyond them.
 my $p = lease_node('p', 9);
 my (undef, $start_p) = fake_clock($p, '+30');
 $start_p->('start');
@@ -444,6 +451,12 @@ is($s->safe_psql('postgres', 'SELECT lease_state, lease_id IS NULL FROM idgen_st
 	'claiming|t', 'the standby in recovery has no lease');
 like(etcd_get('/idgen/node/9'), qr/"port": ${\ $p->port}\b/,
 	'and the key of node id 9 still names the primary');
+$s->append_conf('postgresql.conf', "primary_conninfo = ''");
+$s->reload;
+$s->poll_query_until('postgres', 'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
+  or die 'the standby kept receiving WAL';
+# wall-clock time, not speed: a slower machine only widens the gap
+sleep 3;
 my $p_max = max_of($p, 100000);
 $p->stop('immediate');
 $s->promote;
@@ -452,7 +465,7 @@ wait_until_generating($s);
 like(etcd_get('/idgen/node/9'), qr/"port": ${\ $s->port}\b/,
 	'once promoted (and the old lease expired), it claims node id 9');
 cmp_ok($s->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $p_max,
-	'and issues above the old primary, whose clock ran 30 s ahead');
+	'and issues above the old primary, whose clock ran 30 s ahead, through the etcd record alone');
 
 for my $n ($d, $p, $s, $again, @auto[1 .. 2])
 {
