@@ -777,6 +777,23 @@ idgen_lease_floor_from(const char *value64)
 }
 
 /*
+ * Read the key <prefix><kind>/<node_id>: false if etcd did not answer;
+ * otherwise true, with *kv its key-value, or NULL if the key is absent.
+ */
+static bool
+idgen_etcd_get_key(const char *kind, int32 node_id, JsonbContainer **kv)
+{
+	JsonbContainer *answer;
+
+	answer = idgen_etcd_call("/v3/kv/range",
+							 psprintf("{\"key\": \"%s\"}",
+									  idgen_lease_key(kind, node_id)),
+							 idgen_lease_request_timeout());
+	*kv = answer ? idgen_json_element(idgen_json_container(answer, "kvs"), 0) : NULL;
+	return answer != NULL;
+}
+
+/*
  * Read the reservation record of node_id (a keeper taking over a lease it
  * already holds): returns its time floor in Unix ms (0 if there is none) and
  * merges its counters, or -1 if etcd did not answer or the record is bad.
@@ -784,18 +801,12 @@ idgen_lease_floor_from(const char *value64)
 static int64
 idgen_etcd_read_record(int32 node_id)
 {
-	JsonbContainer *answer;
 	JsonbContainer *kv;
 	char	   *value;
 	int64		floor_unix_ms;
 
-	answer = idgen_etcd_call("/v3/kv/range",
-							 psprintf("{\"key\": \"%s\"}",
-									  idgen_lease_key("reservation", node_id)),
-							 idgen_lease_request_timeout());
-	if (answer == NULL)
+	if (!idgen_etcd_get_key("reservation", node_id, &kv))
 		return -1;
-	kv = idgen_json_element(idgen_json_container(answer, "kvs"), 0);
 	value = idgen_json_string(kv, "value");
 	if (value == NULL)
 		return 0;
@@ -924,17 +935,11 @@ idgen_etcd_keepalive(int64 lease_id)
 static int
 idgen_etcd_key_ours(int32 node_id, int64 lease_id)
 {
-	JsonbContainer *answer;
 	JsonbContainer *kv;
 	int64		holder_lease = 0;
 
-	answer = idgen_etcd_call("/v3/kv/range",
-							 psprintf("{\"key\": \"%s\"}",
-									  idgen_lease_key("node", node_id)),
-							 idgen_lease_request_timeout());
-	if (answer == NULL)
+	if (!idgen_etcd_get_key("node", node_id, &kv))
 		return -1;
-	kv = idgen_json_element(idgen_json_container(answer, "kvs"), 0);
 	if (kv != NULL && idgen_json_int64(kv, "lease", &holder_lease) &&
 		holder_lease == lease_id)
 		return 1;
