@@ -87,6 +87,20 @@ sub etcd_get
 	return $out;
 }
 
+# Wait for etcd to drop a key (a lease expiring); true once it has.
+# Bounded like poll_query_until, by time, not by how fast the machine is.
+sub wait_for_key_gone
+{
+	my ($key) = @_;
+	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $until)
+	{
+		return 1 if etcd_get($key) eq '';
+		sleep 0.1;
+	}
+	return 0;
+}
+
 start_etcd();
 
 # ---- servers ----
@@ -414,12 +428,7 @@ my $gone_id = $gone->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_stat
 my $gone_max = max_of($gone, 100000);
 $gone->stop('immediate');
 # its key goes when etcd expires the lease, within the TTL
-for (1 .. 600)
-{
-	last if etcd_get("/idgen/auto/node/$gone_id") eq '';
-	sleep 0.1;
-}
-is(etcd_get("/idgen/auto/node/$gone_id"), '', 'the lease of a stopped server expires in etcd');
+ok(wait_for_key_gone("/idgen/auto/node/$gone_id"), 'the lease of a stopped server expires in etcd');
 my $again = lease_node('auto4', 'auto', prefix => '/idgen/auto/');
 $again->start;
 wait_for_keeper($again);
@@ -484,11 +493,7 @@ $ra->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 w
 my $ra_tickets = $ra->safe_psql('postgres',
 	"SELECT max(idgen_next('tickets')) FROM generate_series(1, 5000)");
 $ra->stop('immediate');
-for (1 .. 600)
-{
-	last if etcd_get("/idgen/restart/node/$r_id") eq '';
-	sleep 0.1;
-}
+wait_for_key_gone("/idgen/restart/node/$r_id") or die "the lease of ra did not expire";
 my $rb = lease_node('rb', 'auto', prefix => '/idgen/restart/');
 $rb->start;
 wait_for_keeper($rb);
@@ -509,7 +514,8 @@ $rb->poll_query_until('postgres',
 $rb->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
 # installed (the keeper knows the name) but not usable: the lease is not current
 my $installed = '';
-for (1 .. 600)
+my $until = time + $PostgreSQL::Test::Utils::timeout_default;
+while (time < $until)
 {
 	$installed = error_of($rb, "SELECT idgen_next('tickets')");
 	last if $installed =~ /^55000/;
