@@ -209,10 +209,11 @@ SELECT idgen_create_generator('tw', 'twitter');
 SELECT idgen_next('tw') > 0 AS back;
 
 -- A call site resolves a constant name once; any other name argument is
--- looked at on every call: from a column, from a PL/pgSQL variable (which
--- re-binds a parameter between evaluations of one expression state), and
--- from a prepared statement's parameter under a generic plan.  k1's IDs
--- carry 1 in their top field, k2's 2.
+-- looked at on every call: from a column, and from a PL/pgSQL variable
+-- (which re-binds a parameter between evaluations of one expression state:
+-- the case a cache of parameters would get wrong).  A prepared statement's
+-- parameter is only a sanity check: each EXECUTE starts a new cache.
+-- k1's IDs carry 1 in their top field, k2's 2.
 SELECT idgen_create_generator('k1', 'zone:4=1 time:41 node:10 seq:8'),
        idgen_create_generator('k2', 'zone:4=2 time:41 node:10 seq:8');
 SELECT count(*) AS calls,
