@@ -151,6 +151,20 @@ is($query->($counts),
 	'only the new IDs were counted, every one of them borrowed');
 
 # --- a waiting call can be cancelled ----------------------------------------
+# The waits below must outlast everything this script does while they sleep
+# (starting psql twice on a loaded machine can take longer than 2 s), so
+# max_wait is raised for them; a new backend sees it once the postmaster has
+# reloaded.  The sleeping backend is found by its query, not by its wait
+# event: between two sleeps of the wait loop it briefly reports none.
+my $set_max_wait = sub {
+	my ($ms) = @_;
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET idgen.max_wait = $ms; SELECT pg_reload_conf()");
+	$node->poll_query_until('postgres',
+		"SELECT setting FROM pg_settings WHERE name = 'idgen.max_wait'", $ms)
+	  or die "idgen.max_wait did not become $ms ms";
+};
+$set_max_wait->(60 * 1000);
 my ($c_out, $c_err) = ('', '');
 my $cancelled = IPC::Run::start(
 	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT snowflake_id()' ],
@@ -161,7 +175,7 @@ ok($node->poll_query_until('postgres', q{
 	'a call past max_lead sleeps for the frozen clock');
 is($node->safe_psql('postgres', q{
 	SELECT pg_cancel_backend(pid) FROM pg_stat_activity
-	 WHERE wait_event_type = 'Extension' AND query = 'SELECT snowflake_id()'}),
+	 WHERE state = 'active' AND query = 'SELECT snowflake_id()'}),
 	't', 'cancel it');
 $cancelled->finish;
 like($c_err, qr/canceling statement due to user request/,
@@ -188,6 +202,7 @@ is($bg_out, "2026-06-01 12:00:01+00\n",
 	'the waiting call got an ID of the new current millisecond');
 is($node->safe_psql('postgres', 'SELECT waits >= 1 FROM idgen_status()'), 't',
 	'idgen_status() counted the wait');
+$set_max_wait->($max_wait);
 
 # --- clock stepped back an hour: immediate 55000, nothing issued ----------
 my $issued_before = $node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()');
