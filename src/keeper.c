@@ -1338,6 +1338,7 @@ idgen_keeper_main(Datum main_arg)
 	{
 		bool		loaded = false;
 		int64		next_load = 0;
+		uint64		load_requests;
 
 		BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
 		keeper_connected = true;
@@ -1384,10 +1385,12 @@ idgen_keeper_main(Datum main_arg)
 			 * that went missing or backwards (extension dropped, sequence
 			 * reset), which it restores.  A read-only transaction: no WAL.
 			 */
+			load_requests = idgen_registry_load_requests();
 			if (!loaded || idgen_clock_monotonic_ms() >= next_load ||
-				idgen_registry_reload_requested())
+				idgen_registry_load_requested(load_requests))
 			{
 				loaded = idgen_keeper_load();
+				idgen_registry_loads_served(load_requests);
 				next_load = idgen_clock_monotonic_ms() + IDGEN_KEEPER_CHECK_MS;
 			}
 			if (loaded)

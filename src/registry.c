@@ -113,12 +113,20 @@ typedef struct IdgenNamedSlot
  */
 #define IDGEN_REGISTRY_SETTLE_MS 5000
 
+/*
+ * How long a lookup of a name not loaded yet waits for the keeper to load
+ * the definitions: long enough for a keeper busy with a durable commit or an
+ * etcd request, and it ends as soon as a load has answered the request.
+ */
+#define IDGEN_REGISTRY_LOOKUP_WAIT_MS 5000
+
 typedef struct IdgenRegistry
 {
 	slock_t		mutex;			/* the slots' messages */
 	pg_atomic_uint32 nslots;	/* slots filled; only the keeper adds */
-	pg_atomic_uint32 reload_requested;
-	pg_atomic_uint64 loads;		/* registry loads completed */
+	pg_atomic_uint64 load_requests; /* lookups that asked for a load */
+	pg_atomic_uint64 loads_served;	/* requests up to here have seen a load
+									 * that began after them */
 	int32		pool_used;		/* keeper only */
 	int64		floor_unix_ms;	/* floor of new slots in this shared memory */
 	int64		node_floor_unix_ms; /* and of new slots embedding the node id:
@@ -196,8 +204,8 @@ idgen_registry_shmem_init(void)
 
 	SpinLockInit(&registry->mutex);
 	pg_atomic_init_u32(&registry->nslots, 0);
-	pg_atomic_init_u32(&registry->reload_requested, 0);
-	pg_atomic_init_u64(&registry->loads, 0);
+	pg_atomic_init_u64(&registry->load_requests, 0);
+	pg_atomic_init_u64(&registry->loads_served, 0);
 	registry->pool_used = 0;
 	registry->floor_unix_ms = 0;
 }
@@ -299,10 +307,34 @@ idgen_registry_note_node_counters(void)
 											pg_atomic_read_u64(&registry_slots[i].counter_reserved));
 }
 
-bool
-idgen_registry_reload_requested(void)
+/*
+ * The keeper's side of a lookup's request for a load.  It reads the
+ * requests before the load begins its transaction, so the load's snapshot
+ * sees every definition committed before any of them was made; once the
+ * load has finished it marks them served.  A request made meanwhile waits
+ * for the next load: the one running may have begun before that commit.
+ */
+uint64
+idgen_registry_load_requests(void)
 {
-	return pg_atomic_exchange_u32(&registry->reload_requested, 0) != 0;
+	uint64		requests = pg_atomic_read_u64(&registry->load_requests);
+
+	pg_memory_barrier();
+	return requests;
+}
+
+bool
+idgen_registry_load_requested(uint64 requests)
+{
+	return requests != pg_atomic_read_u64(&registry->loads_served);
+}
+
+void
+idgen_registry_loads_served(uint64 requests)
+{
+	/* the slots the load installed before the lookups look again */
+	pg_write_barrier();
+	pg_atomic_write_u64(&registry->loads_served, requests);
 }
 
 /* The engine's view of a slot's layout. */
@@ -824,8 +856,6 @@ idgen_registry_load(Oid relid)
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
-
-	pg_atomic_fetch_add_u64(&registry->loads, 1);
 }
 
 /* ---- the backends' side ---- */
@@ -848,8 +878,8 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 
 	if (i < 0)
 	{
-		uint64		loads = pg_atomic_read_u64(&registry->loads);
-		int64		deadline = idgen_clock_monotonic_ms() + 1000;
+		uint64		request;
+		int64		deadline = idgen_clock_monotonic_ms() + IDGEN_REGISTRY_LOOKUP_WAIT_MS;
 		Latch	   *latch;
 
 		if (RecoveryInProgress())
@@ -858,16 +888,21 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 					 errmsg("named generators are not available during recovery"),
 					 errdetail("The keeper loads their definitions, and it runs only on a primary."),
 					 errhint("Decode on the primary, or with idgen_decode_layout() and the definition from idgen_generators.")));
-		pg_atomic_write_u32(&registry->reload_requested, 1);
+		/*
+		 * A load that serves this request sees every definition whose
+		 * commit this session could have seen before it.
+		 */
+		request = pg_atomic_add_fetch_u64(&registry->load_requests, 1);
 		latch = idgen_keeper_latch();
 		if (latch != NULL)
 			SetLatch(latch);
-		while (pg_atomic_read_u64(&registry->loads) == loads &&
+		while (pg_atomic_read_u64(&registry->loads_served) < request &&
 			   idgen_clock_monotonic_ms() < deadline)
 		{
 			CHECK_FOR_INTERRUPTS();
 			pg_usleep(1000L);
 		}
+		pg_read_barrier();
 		i = idgen_registry_find(name);
 	}
 	if (i < 0 ||

@@ -1,0 +1,88 @@
+# A named generator is usable from the first call after the transaction
+# that created it commits, whatever the keeper is doing.
+#
+# A call for a name not loaded yet asks the keeper to load the definitions
+# and waits for it.  Here another session keeps the keeper loading without
+# pause (each call for an unknown name asks for a load), so most new
+# definitions commit while a load that began before them is running: that
+# load must not answer the call.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use IPC::Run;
+
+my $generators = 10;
+my $node = PostgreSQL::Test::Cluster->new('lookup');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 1
+idgen.max_generators = @{[ $generators + 10 ]}
+});
+$node->start;
+wait_for_keeper($node);
+$node->safe_psql('postgres', 'CREATE TABLE stop_loading (done boolean)');
+
+# the session that keeps the keeper loading, until told to stop
+my ($bg_out, $bg_err) = ('', '');
+my $bg = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', q{
+DO $$
+DECLARE
+	unknown int := 0;
+BEGIN
+	WHILE NOT EXISTS (SELECT FROM stop_loading) LOOP
+		BEGIN
+			PERFORM idgen_next('no_such_generator');
+		EXCEPTION WHEN undefined_object THEN
+			unknown := unknown + 1;
+		END;
+	END LOOP;
+	RAISE NOTICE 'unknown: %', unknown;
+END $$} ],
+	'>', \$bg_out, '2>', \$bg_err,
+	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE state = 'active' AND query LIKE '%no_such_generator%'
+	   AND pid <> pg_backend_pid()}),
+	'a session keeps asking the keeper to load definitions');
+
+# Each definition is committed while a load that began before the commit
+# waits for the table (locked by the creating transaction until it
+# commits), then used at once, with no round trip to the client in
+# between.  That load finishes just after the commit and has not seen the
+# new row.  (A constant field tells the generators' IDs apart, as creation
+# requires.)
+my ($ret, $out, $err) = $node->psql('postgres', qq{
+DO \$\$
+DECLARE
+	issued int := 0;
+BEGIN
+	FOR i IN 1 .. $generators LOOP
+		LOCK TABLE idgen_generator IN ACCESS EXCLUSIVE MODE;
+		PERFORM idgen_create_generator('race_' || i, format('time:41 tag:7=%s node:10 seq:5', i));
+		PERFORM pg_sleep(0.2);
+		COMMIT;
+		IF idgen_next('race_' || i) > 0 THEN
+			issued := issued + 1;
+		END IF;
+	END LOOP;
+	RAISE NOTICE 'issued: %', issued;
+END \$\$});
+unlike($err, qr/ERROR/, 'no call for a just-created generator failed');
+like($err, qr/NOTICE:\s+issued: $generators\b/,
+	"each of the $generators generators issued an ID at its first call");
+
+$node->safe_psql('postgres', 'INSERT INTO stop_loading VALUES (true)');
+$bg->finish;
+like($bg_err, qr/NOTICE:\s+unknown: [1-9]\d*/,
+	'the unknown name was refused with 42704 meanwhile');
+
+$node->stop;
+done_testing();
