@@ -489,7 +489,7 @@ idgen_define_gucs(void)
 
 	DefineCustomIntVariable("idgen.max_generators",
 							"How many named generators shared memory holds.",
-							"Each takes about 1 kB; a name keeps its place until the server restarts, dropped or not.",
+							"Each takes about 5.5 kB; a name keeps its place until the server restarts, dropped or not.",
 							&idgen_max_generators,
 							64,
 							1,
