@@ -14,6 +14,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
+use Time::HiRes;
 
 my $node = PostgreSQL::Test::Cluster->new('durable');
 
@@ -62,7 +63,12 @@ is($node->safe_psql('postgres', q{
 	'1', 'the keeper created the extension in idgen.database by itself');
 
 # --- small clock steps ----------------------------------------------------
-$set_clock->('-0.5s');
+# 500 ms behind the last IDs, frozen there: behind every clock reading the
+# generators have made, however long the statements above took
+my $last_issued = $node->safe_psql('postgres', q{
+	SELECT extract(epoch FROM greatest(snowflake_last_time, instagram_last_time))
+	  FROM idgen_status()});
+$set_clock->(utc_clock_spec($last_issued - 0.5));
 generate(2000);
 is(all_rounds_above_earlier(), 't|0|0',
 	'clock 500 ms back: IDs continue above the earlier ones, no error');
@@ -82,14 +88,18 @@ is(all_rounds_above_earlier(), 't|0|0', 'clock back to now: IDs continue above a
 $node->append_conf('postgresql.conf', "idgen.max_lead = 30s\n");
 $node->reload;
 generate(2000);
+# frozen 10 s before the moment of the stop, so that the lead checked below
+# does not shrink with the time the restart takes
+my $stopped_at = Time::HiRes::time();
 $node->stop('immediate');
-$set_clock->('-10s');
+$set_clock->(utc_clock_spec($stopped_at - 10));
 $start->('start');
 generate(2000);
 is(all_rounds_above_earlier(), 't|0|0',
 	'immediate stop, clock 10 s back, start: first IDs above all earlier ones (both generators)');
 is($node->safe_psql('postgres', 'SELECT snowflake_lead_ms > 9000, instagram_lead_ms > 9000 FROM idgen_status()'),
 	't|t', 'they were issued about 10 s ahead of the wall clock');
+$set_clock->('-10s');
 
 # --- a killed backend: the postmaster resets shared memory ----------------
 my $killme = $node->safe_psql('postgres', 'SELECT pg_backend_pid()');
@@ -129,7 +139,15 @@ generate(2000);
 is(all_rounds_above_earlier(), 't|0|0', 'epoch restored: generation resumes above all earlier IDs');
 
 # an idle server writes no reservations (no WAL for idgen): once the last
-# IDs are well inside the reservation, the keeper stops extending it
+# IDs are well inside the reservation, the keeper stops extending it.  The
+# restarts floored the IDs ahead of the clock, so the keeper extends while
+# the clock catches up with them; wait until the reservation is more than
+# two reservations beyond the IDs, where it stops.
+ok($node->poll_query_until('postgres', q{
+	SELECT reserved_until >= greatest(snowflake_last_time, instagram_last_time)
+	                         + 2 * reservation_ms * interval '1 ms'
+	  FROM idgen_status()}),
+	'the clock caught up with the IDs and the keeper reserved beyond them');
 sleep(3);
 my $writes = $node->safe_psql('postgres', 'SELECT reservation_writes FROM idgen_status()');
 sleep(3);
@@ -137,22 +155,26 @@ is($node->safe_psql('postgres', 'SELECT reservation_writes FROM idgen_status()')
 	'idle: no reservation written for 3 s');
 
 # --- the extension dropped in the keeper's database ------------------------
-# The keeper notices at its next write, fails, is restarted a second later,
-# re-creates the extension and restores the durable reservation at once.
-# IDs keep increasing; calls that need a reservation meanwhile may fail.
+# The keeper notices at its next load or write, re-creates the extension
+# and writes the durable reservation again: at once at a load ("restoring"
+# in the log), or as the reservation it was about to write.  IDs keep
+# increasing; calls that need a reservation meanwhile may fail.
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', 'CREATE EXTENSION idgen');
+my $log_offset = -s $node->logfile;
 $node->safe_psql('postgres', 'DROP EXTENSION idgen');
 ok($node->poll_query_until('app', 'SELECT snowflake_id() > 0'),
 	'after DROP EXTENSION in idgen.database, generation resumes');
 wait_for_keeper($node);
-like(slurp_file($node->logfile),
-	qr/creating extension idgen in database "postgres".*restoring the durable reservation/s,
-	'the keeper re-created the extension and restored the reservation');
-is($node->safe_psql('postgres', q{
-	SELECT pg_sequence_last_value('idgen_hwm') IS NOT NULL
+ok($node->wait_for_log(
+		qr/creating extension idgen in database "postgres" to hold the ID reservation/,
+		$log_offset),
+	'the keeper re-created the extension');
+# idgen_hwm holds Unix ms; what was published never exceeds what is durable
+ok($node->poll_query_until('postgres', q{
+	SELECT pg_sequence_last_value('idgen_hwm') >= extract(epoch FROM reserved_until) * 1000
 	       AND reserved_until > snowflake_last_time FROM idgen_status()}),
-	't', 'the reservation is durable again and covers every issued ID');
+	'the reservation is durable again and covers every issued ID');
 generate(2000);
 is(all_rounds_above_earlier(), 't|0|0', 'IDs after the drop are above all earlier ones');
 
