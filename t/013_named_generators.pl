@@ -82,10 +82,11 @@ is($node->safe_psql('app', q{
 # Sonyflake: 256 IDs per 10 ms tick.  With the clock frozen and max_lead
 # 100 ms, exactly 11 ticks of 256 are issued, then 53400.
 $node->append_conf('postgresql.conf', "idgen.max_lead = 100ms\nidgen.max_wait = 200ms\n");
-# frozen 5 s ahead of the real clock, on a whole second (a tick boundary):
-# beyond anything the generator issued (the restart above floored it up to
-# a reservation, about a second, ahead of the clock)
-$set_clock->(strftime('%Y-%m-%d %H:%M:%S', gmtime(time() + 5)));
+# frozen 10 s ahead of the real clock, on a whole second (a tick boundary):
+# beyond anything the generator issued, even if the restart below takes
+# seconds (a restart floors it up to a reservation, about a second, ahead of
+# the clock of that moment)
+$set_clock->(strftime('%Y-%m-%d %H:%M:%S', gmtime(time() + 10)));
 $node->stop('fast');
 $start->('start');
 $node->poll_query_until('postgres', "SELECT current_setting('idgen.max_lead') = '100ms'");
@@ -105,6 +106,9 @@ like(error_of($node, q{SELECT idgen_next('sony')}), qr/^53400: sony ID capacity 
 $node->append_conf('postgresql.conf', "idgen.max_lead = 30s\nidgen.max_wait = 1s\n");
 $set_clock->('+0');
 $node->reload;
+# the IDs are now ahead of the clock: only the new max_lead lets them go on
+$node->poll_query_until('postgres', "SELECT current_setting('idgen.max_lead') = '30s'")
+  or die 'idgen.max_lead was not reloaded';
 $node->safe_psql('app', q{
 	CREATE TABLE r AS SELECT 1 AS round, idgen_next('legacy') AS l, idgen_next('sony') AS s,
 	                         idgen_next('shards', 9) AS sh

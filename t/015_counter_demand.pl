@@ -44,6 +44,11 @@ sub settle
 }
 
 # --- a quiet counter reserves prefetch at a time -----------------------------
+# once the keeper has loaded the new definition and made its first
+# reservation; a call before that waits for it
+ok($node->poll_query_until('postgres',
+		"SELECT counter_reserved = 1000 FROM idgen_generators WHERE name = 'burst'"),
+	'the keeper reserves a new counter ahead of its first call');
 $node->safe_psql('postgres', "SELECT idgen_next('burst')") for 1 .. 10;
 is(view('burst', 'waits, prefetch, refill, counter_reserved'), '0|1000|500|1000',
 	'a quiet counter reserves the defined prefetch (1,000) and refill (500)');
@@ -59,9 +64,12 @@ is($node->safe_psql('postgres', qq{
 	"$n|$n", "$n values from one statement: distinct and dense");
 my $writes = $node->safe_psql('postgres', 'SELECT txid_current()') - $xid0 - 1;
 my ($waits, $step, $refill) = split /\|/, view('burst', 'waits, prefetch, refill');
-cmp_ok($waits, '<', $n / 1000 / 20,
+# The step aims at about 100 ms of demand, so the writes grow with the
+# statement's duration: the bound (a quarter of N / prefetch) leaves a slow
+# machine 25 s.
+cmp_ok($waits, '<', $n / 1000 / 4,
 	"the loop waited $waits times for a reservation, far fewer than $n / prefetch");
-cmp_ok($writes, '<', $n / 1000 / 20,
+cmp_ok($writes, '<', $n / 1000 / 4,
 	"the keeper made $writes durable writes, far fewer than $n / prefetch");
 cmp_ok($step, '>', 1000, "under demand the step grew beyond prefetch: $step");
 cmp_ok($step, '<=', 1 << 20, 'and stays within its ceiling of 2^20 values');
