@@ -1009,6 +1009,7 @@ idgen_keeper_reserve_to(int64 target_ms)
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	IdgenKeeperObjects objs;
 	int64		unix_ms = target_ms + idgen_epoch_unix_ms;
+	int64		recorded_epoch;
 
 	/*
 	 * Say what we wait for: if the commit blocks (a synchronous standby that
@@ -1022,6 +1023,15 @@ idgen_keeper_reserve_to(int64 target_ms)
 
 	idgen_keeper_begin("idgen keeper: extending reservation");
 	idgen_keeper_find_objects(&objs);
+
+	/*
+	 * An extension re-created just now (find_objects) has no epoch record
+	 * either: write it with the reservation, or a stop before the next load
+	 * leaves a reservation without its epoch, refused at the start as
+	 * incomplete.  (The epoch cannot have changed while we run.)
+	 */
+	if (!idgen_keeper_read_sequence(objs.epoch, &recorded_epoch))
+		idgen_keeper_write_sequence(objs.epoch, idgen_epoch_unix_ms);
 	idgen_keeper_write_sequence(objs.hwm, unix_ms);
 	idgen_keeper_commit_durably("the ID reservation");
 

@@ -166,15 +166,25 @@ $node->safe_psql('postgres', 'DROP EXTENSION idgen');
 ok($node->poll_query_until('app', 'SELECT snowflake_id() > 0'),
 	'after DROP EXTENSION in idgen.database, generation resumes');
 wait_for_keeper($node);
-ok($node->wait_for_log(
-		qr/creating extension idgen in database "postgres" to hold the ID reservation/,
-		$log_offset),
+ok(eval {
+		$node->wait_for_log(
+			qr/creating extension idgen in database "postgres" to hold the ID reservation/,
+			$log_offset);
+		1;
+	},
 	'the keeper re-created the extension');
-# idgen_hwm holds Unix ms; what was published never exceeds what is durable
+# idgen_hwm holds Unix ms, reserved_until the keeper's last durable write:
+# the new sequence reads NULL until the keeper has written it again
 ok($node->poll_query_until('postgres', q{
 	SELECT pg_sequence_last_value('idgen_hwm') >= extract(epoch FROM reserved_until) * 1000
 	       AND reserved_until > snowflake_last_time FROM idgen_status()}),
 	'the reservation is durable again and covers every issued ID');
+# written with it, whichever of the keeper's paths re-created the
+# extension: a stop now must not find a reservation without its epoch
+is($node->safe_psql('postgres', q{
+	SELECT pg_sequence_last_value('idgen_epoch') = extract(epoch FROM epoch) * 1000
+	  FROM idgen_status()}),
+	't', 'and so is the epoch record');
 generate(2000);
 is(all_rounds_above_earlier(), 't|0|0', 'IDs after the drop are above all earlier ones');
 
