@@ -279,6 +279,25 @@ idgen_keeper_report_unavailable(IdgenKeeperState state, const char *message)
 }
 
 /*
+ * For a caller waiting for the keeper to load definitions: a keeper that
+ * has failed, or refuses a changed epoch, loads none; report its state.
+ */
+void
+idgen_keeper_require_loading(void)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenKeeperState state;
+	char		message[sizeof(keeper->message)];
+
+	SpinLockAcquire(&keeper->mutex);
+	state = keeper->state;
+	strlcpy(message, keeper->message, sizeof(message));
+	SpinLockRelease(&keeper->mutex);
+	if (state == IDGEN_KEEPER_FAILED || state == IDGEN_KEEPER_EPOCH_CHANGED)
+		idgen_keeper_report_unavailable(state, message);
+}
+
+/*
  * Wait until the reservation covers need_ms, or fail.  Called by generators
  * (not holding any lock) whose next position is beyond it; deadline is on
  * the CLOCK_MONOTONIC millisecond scale of idgen_clock_monotonic_ms().
@@ -1400,12 +1419,17 @@ idgen_keeper_main(Datum main_arg)
 				idgen_registry_load_requested(load_requests))
 			{
 				loaded = idgen_keeper_load();
-				idgen_registry_loads_served(load_requests);
+				if (loaded)
+					idgen_registry_loads_served(load_requests);
 				next_load = idgen_clock_monotonic_ms() + IDGEN_KEEPER_CHECK_MS;
 			}
 			if (loaded)
 				sleep_ms = idgen_keeper_tick();
 			sleep_ms = Min(sleep_ms, lease_ms);
+			/* a lookup asked while this round ran: load again at once */
+			if (loaded &&
+				idgen_registry_load_requested(idgen_registry_load_requests()))
+				sleep_ms = 0;
 
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -339,6 +339,7 @@ idgen_registry_loads_served(uint64 requests)
 
 /* The engine's view of a slot's layout. */
 static void idgen_named_not_owned(IdgenGenerator *gen);
+static void idgen_registry_require_committed(const char *name);
 
 static void
 idgen_slot_layout(int i, IdgenLayout *layout)
@@ -880,6 +881,7 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 	{
 		uint64		request;
 		int64		deadline = idgen_clock_monotonic_ms() + IDGEN_REGISTRY_LOOKUP_WAIT_MS;
+		int64		next_wake = 0;
 		Latch	   *latch;
 
 		if (RecoveryInProgress())
@@ -888,23 +890,41 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 					 errmsg("named generators are not available during recovery"),
 					 errdetail("The keeper loads their definitions, and it runs only on a primary."),
 					 errhint("Decode on the primary, or with idgen_decode_layout() and the definition from idgen_generators.")));
+		idgen_registry_require_committed(name);
+
 		/*
 		 * A load that serves this request sees every definition whose
-		 * commit this session could have seen before it.
+		 * commit this session could have seen before it.  The keeper may
+		 * reset its latch in a wait of its own (a lock, a synchronous
+		 * standby) and miss ours: set it again now and then.  If none
+		 * came, a keeper that has stopped loading says why.
 		 */
 		request = pg_atomic_add_fetch_u64(&registry->load_requests, 1);
-		latch = idgen_keeper_latch();
-		if (latch != NULL)
-			SetLatch(latch);
-		while (pg_atomic_read_u64(&registry->loads_served) < request &&
-			   idgen_clock_monotonic_ms() < deadline)
+		for (;;)
 		{
+			int64		now = idgen_clock_monotonic_ms();
+
+			if (pg_atomic_read_u64(&registry->loads_served) >= request ||
+				(i = idgen_registry_find(name)) >= 0 ||
+				now >= deadline)
+				break;
+			if (now >= next_wake)
+			{
+				latch = idgen_keeper_latch();
+				if (latch != NULL)
+					SetLatch(latch);
+				next_wake = now + 50;
+			}
 			CHECK_FOR_INTERRUPTS();
 			pg_usleep(1000L);
 		}
-		pg_read_barrier();
 		i = idgen_registry_find(name);
+		if (i < 0 && pg_atomic_read_u64(&registry->loads_served) < request)
+			idgen_keeper_require_loading();
 	}
+	if (i >= 0 && !allow_dropped &&
+		pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED)
+		idgen_registry_require_committed(name);
 	if (i < 0 ||
 		(!allow_dropped &&
 		 pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED))
@@ -1650,6 +1670,27 @@ idgen_registry_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
+/*
+ * A name this transaction created or re-created is usable once it commits:
+ * no load can see it before, so say so rather than wait for one (55000).
+ */
+static void
+idgen_registry_require_committed(const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending_states)
+	{
+		IdgenPendingState *p = lfirst(lc);
+
+		if (p->state == IDGEN_SLOT_ACTIVE && strcmp(p->name, name) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("generator \"%s\" is not usable before the transaction that creates it commits", name),
+					 errdetail("Every database learns of a definition from the keeper, which sees only committed ones.")));
+	}
+}
+
 static void
 idgen_registry_at_commit(const char *name, IdgenSlotState state)
 {
@@ -1983,6 +2024,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", table),
 								  9, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into idgen_generator");
+		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE);
 
 		/*
 		 * A counter starts with its durable state, at 0: a counter whose

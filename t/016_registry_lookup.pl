@@ -55,10 +55,11 @@ ok($node->poll_query_until('postgres', q{
 
 # Each definition is committed while a load that began before the commit
 # waits for the table (locked by the creating transaction until it
-# commits), then used at once, with no round trip to the client in
-# between.  That load finishes just after the commit and has not seen the
-# new row.  (A constant field tells the generators' IDs apart, as creation
-# requires.)
+# commits: the only process that waits for it is the keeper, which took
+# its snapshot first), then used at once, with no round trip to the client
+# in between.  That load finishes just after the commit and has not seen
+# the new row.  (A constant field tells the generators' IDs apart, as
+# creation requires.)
 my ($ret, $out, $err) = $node->psql('postgres', qq{
 DO \$\$
 DECLARE
@@ -67,7 +68,14 @@ BEGIN
 	FOR i IN 1 .. $generators LOOP
 		LOCK TABLE idgen_generator IN ACCESS EXCLUSIVE MODE;
 		PERFORM idgen_create_generator('race_' || i, format('time:41 tag:7=%s node:10 seq:5', i));
-		PERFORM pg_sleep(0.2);
+		FOR w IN 1 .. 3000 LOOP
+			EXIT WHEN EXISTS (SELECT FROM pg_locks
+			                   WHERE relation = 'idgen_generator'::regclass AND NOT granted);
+			IF w = 3000 THEN
+				RAISE EXCEPTION 'no keeper load waited for idgen_generator';
+			END IF;
+			PERFORM pg_sleep(0.01);
+		END LOOP;
 		COMMIT;
 		IF idgen_next('race_' || i) > 0 THEN
 			issued := issued + 1;
@@ -78,6 +86,18 @@ END \$\$});
 unlike($err, qr/ERROR/, 'no call for a just-created generator failed');
 like($err, qr/NOTICE:\s+issued: $generators\b/,
 	"each of the $generators generators issued an ID at its first call");
+
+# in the creating transaction itself no load can see it: said at once
+like(error_of($node, q{
+	BEGIN;
+	SELECT idgen_create_generator('uncommitted', 'time:41 tag:7=120 node:10 seq:5');
+	SELECT idgen_next('uncommitted');}),
+	qr/^55000: generator "uncommitted" is not usable before the transaction that creates it commits/,
+	'a generator used in the transaction that creates it: 55000');
+$node->safe_psql('postgres',
+	q{SELECT idgen_create_generator('uncommitted', 'time:41 tag:7=120 node:10 seq:5')});
+is($node->safe_psql('postgres', q{SELECT idgen_next('uncommitted') > 0}),
+	't', 'and usable once that transaction commits');
 
 $node->safe_psql('postgres', 'INSERT INTO stop_loading VALUES (true)');
 $bg->finish;
