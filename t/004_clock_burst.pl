@@ -157,9 +157,10 @@ is($query->($counts),
 # reloaded.  The sleeping backend is found by its query, not by its wait
 # event: between two sleeps of the wait loop it briefly reports none.
 my $set_max_wait = sub {
-	my ($ms) = @_;
+	my ($ms, $reset) = @_;
 	$node->safe_psql('postgres',
-		"ALTER SYSTEM SET idgen.max_wait = $ms; SELECT pg_reload_conf()");
+		($reset ? 'ALTER SYSTEM RESET idgen.max_wait' : "ALTER SYSTEM SET idgen.max_wait = $ms")
+		  . '; SELECT pg_reload_conf()');
 	$node->poll_query_until('postgres',
 		"SELECT setting FROM pg_settings WHERE name = 'idgen.max_wait'", $ms)
 	  or die "idgen.max_wait did not become $ms ms";
@@ -202,7 +203,7 @@ is($bg_out, "2026-06-01 12:00:01+00\n",
 	'the waiting call got an ID of the new current millisecond');
 is($node->safe_psql('postgres', 'SELECT waits >= 1 FROM idgen_status()'), 't',
 	'idgen_status() counted the wait');
-$set_max_wait->($max_wait);
+$set_max_wait->($max_wait, 'reset');
 
 # --- clock stepped back an hour: immediate 55000, nothing issued ----------
 my $issued_before = $node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()');

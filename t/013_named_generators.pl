@@ -89,7 +89,8 @@ $node->append_conf('postgresql.conf', "idgen.max_lead = 100ms\nidgen.max_wait = 
 $set_clock->(strftime('%Y-%m-%d %H:%M:%S', gmtime(time() + 10)));
 $node->stop('fast');
 $start->('start');
-$node->poll_query_until('postgres', "SELECT current_setting('idgen.max_lead') = '100ms'");
+$node->poll_query_until('postgres', "SELECT current_setting('idgen.max_lead') = '100ms'")
+  or die 'idgen.max_lead was not set';
 $node->safe_psql('postgres',
 	q{CREATE TABLE burst AS SELECT g, idgen_next('sony') AS id FROM generate_series(1, 2816) g});
 is($node->safe_psql('postgres', q{

@@ -119,6 +119,8 @@ sub wait_for_keeper_in
 sub utc_clock_spec
 {
 	my ($secs) = @_;
+	# whole milliseconds first: 0.9996 s must not print as ".000"
+	$secs = sprintf('%.3f', $secs);
 	my $whole = int($secs);
 	my @t = gmtime($whole);
 	my $spec = sprintf('%04d-%02d-%02d %02d:%02d:%02d',
