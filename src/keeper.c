@@ -967,6 +967,20 @@ idgen_keeper_load(void)
 		idgen_keeper_write_sequence(objs.epoch, idgen_epoch_unix_ms);
 		wrote = true;
 	}
+
+	/*
+	 * An epoch record never becomes durable alone: a start that found it
+	 * without a reservation would refuse the state as incomplete.  Nothing
+	 * is issued beyond what was published, so that (or, before the first
+	 * reservation, the floor or the clock) is a safe value.
+	 */
+	if (wrote && !have_hwm)
+	{
+		durable = published > 0 ? published + idgen_epoch_unix_ms :
+			Max(floor_unix_ms, idgen_clock_unix_ms());
+		idgen_keeper_write_sequence(objs.hwm, durable);
+		have_hwm = true;
+	}
 	if (OidIsValid(objs.registry))
 		idgen_registry_load(objs.registry);
 	if (OidIsValid(objs.counters))
