@@ -559,7 +559,7 @@ extern void idgen_keeper_wait_floor(int32 shard, uint64 position,
 extern bool idgen_schema_trusted(Oid nspid);
 extern Oid	idgen_extension_schema(void);
 extern Latch *idgen_keeper_latch(void);
-extern void idgen_keeper_require_loading(void);
+extern void idgen_keeper_report_not_loaded(const char *name, bool always);
 
 /*
  * Named generators (registry.c).  A named layout's shard field has at most

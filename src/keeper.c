@@ -279,11 +279,13 @@ idgen_keeper_report_unavailable(IdgenKeeperState state, const char *message)
 }
 
 /*
- * For a caller waiting for the keeper to load definitions: a keeper that
- * has failed, or refuses a changed epoch, loads none; report its state.
+ * For a caller waiting for the keeper to load the definitions of generator
+ * "name": a keeper that has failed, or refuses a changed epoch, loads none.
+ * Report its state then, or always once the caller has waited long enough
+ * (55000): without a load, the name may well exist.
  */
 void
-idgen_keeper_require_loading(void)
+idgen_keeper_report_not_loaded(const char *name, bool always)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	IdgenKeeperState state;
@@ -293,8 +295,14 @@ idgen_keeper_require_loading(void)
 	state = keeper->state;
 	strlcpy(message, keeper->message, sizeof(message));
 	SpinLockRelease(&keeper->mutex);
-	if (state == IDGEN_KEEPER_FAILED || state == IDGEN_KEEPER_EPOCH_CHANGED)
-		idgen_keeper_report_unavailable(state, message);
+	if (always || state == IDGEN_KEEPER_FAILED ||
+		state == IDGEN_KEEPER_EPOCH_CHANGED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the definition of generator \"%s\" is not loaded", name),
+				 errdetail("The idgen keeper loads the definitions; its state is \"%s\": %s.",
+						   idgen_keeper_state_name(state), message),
+				 errhint("Check the server log for the \"idgen keeper\" background worker, and retry.")));
 }
 
 /*

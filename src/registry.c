@@ -493,27 +493,25 @@ idgen_registry_install(const char *name, const char *layout_text,
 	pg_atomic_init_u64(&slot->counter_step,
 					   spec.time_field < 0 ? (uint64) spec.counter.prefetch : 0);
 
-	/* publish the slot, then switch it on */
-	pg_write_barrier();
-	pg_atomic_write_u32(&registry->nslots, i + 1);
+	/*
+	 * Switch the slot on, then publish it: a caller that finds it sees its
+	 * state, never the refusal it was initialised with.
+	 */
 	if (refusal != NULL)
 		idgen_slot_set_state(i, IDGEN_SLOT_REFUSED, refusal);
 	else
 		idgen_slot_set_state(i, dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
+	pg_write_barrier();
+	pg_atomic_write_u32(&registry->nslots, i + 1);
 }
 
-/* Does a stored definition still match slot i's? */
+/* Do two parsed definitions issue the same IDs from the same state? */
 static bool
-idgen_registry_same(int i, const char *name, const char *layout_text,
-					int64 epoch, int32 unit, const IdgenCounterOptions *options)
+idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now)
 {
-	const IdgenSpec *have = &registry_slots[i].spec;
-	IdgenSpec  *now = palloc(sizeof(IdgenSpec));
-
-	if (!idgen_registry_parse(name, layout_text, options, now))
-		return false;
 	if (strcmp(idgen_spec_text(have), idgen_spec_text(now)) != 0 ||
-		have->epoch_unix_ms != epoch || have->unit_ms != unit)
+		have->epoch_unix_ms != now->epoch_unix_ms ||
+		have->unit_ms != now->unit_ms)
 		return false;
 	if (have->time_field < 0 &&
 		(have->counter.stripes != now->counter.stripes ||
@@ -525,6 +523,19 @@ idgen_registry_same(int i, const char *name, const char *layout_text,
 				sizeof(int32) * have->counter.nowned) != 0))
 		return false;
 	return true;
+}
+
+/* Does a stored definition still match slot i's? */
+static bool
+idgen_registry_same(int i, const char *name, const char *layout_text,
+					int64 epoch, int32 unit, const IdgenCounterOptions *options)
+{
+	IdgenSpec  *now = palloc(sizeof(IdgenSpec));
+
+	if (!idgen_registry_parse(name, layout_text, options, now))
+		return false;
+	idgen_spec_set_clock(now, epoch, unit);
+	return idgen_spec_same(&registry_slots[i].spec, now);
 }
 
 /*
@@ -880,7 +891,8 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 	if (i < 0)
 	{
 		uint64		request;
-		int64		deadline = idgen_clock_monotonic_ms() + IDGEN_REGISTRY_LOOKUP_WAIT_MS;
+		int64		started = idgen_clock_monotonic_ms();
+		int64		deadline = started + IDGEN_REGISTRY_LOOKUP_WAIT_MS;
 		int64		next_wake = 0;
 		Latch	   *latch;
 
@@ -896,8 +908,9 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 		 * A load that serves this request sees every definition whose
 		 * commit this session could have seen before it.  The keeper may
 		 * reset its latch in a wait of its own (a lock, a synchronous
-		 * standby) and miss ours: set it again now and then.  If none
-		 * came, a keeper that has stopped loading says why.
+		 * standby) and miss ours: set it again now and then.  A keeper
+		 * that has stopped loading says why after a second (a failed one
+		 * may be restarting); without a load the name is not unknown.
 		 */
 		request = pg_atomic_add_fetch_u64(&registry->load_requests, 1);
 		for (;;)
@@ -910,6 +923,8 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 				break;
 			if (now >= next_wake)
 			{
+				if (now - started >= 1000)
+					idgen_keeper_report_not_loaded(name, false);
 				latch = idgen_keeper_latch();
 				if (latch != NULL)
 					SetLatch(latch);
@@ -918,9 +933,11 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 			CHECK_FOR_INTERRUPTS();
 			pg_usleep(1000L);
 		}
+		/* what the load that served us installed */
+		pg_read_barrier();
 		i = idgen_registry_find(name);
 		if (i < 0 && pg_atomic_read_u64(&registry->loads_served) < request)
-			idgen_keeper_require_loading();
+			idgen_keeper_report_not_loaded(name, true);
 	}
 	if (i >= 0 && !allow_dropped &&
 		pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED)
@@ -1608,6 +1625,8 @@ typedef struct IdgenPendingState
 {
 	char		name[NAMEDATALEN];
 	IdgenSlotState state;
+	bool		apply;			/* set the slot's state at commit; false for
+								 * a new row, which only the keeper installs */
 	SubTransactionId subid;
 } IdgenPendingState;
 
@@ -1624,8 +1643,11 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 		foreach(lc, pending_states)
 		{
 			IdgenPendingState *p = lfirst(lc);
-			int			i = idgen_registry_find(p->name);
+			int			i;
 
+			if (!p->apply)
+				continue;
+			i = idgen_registry_find(p->name);
 			if (i >= 0 &&
 				pg_atomic_read_u32(&registry_slots[i].state) != IDGEN_SLOT_REFUSED)
 			{
@@ -1678,21 +1700,25 @@ static void
 idgen_registry_require_committed(const char *name)
 {
 	ListCell   *lc;
+	IdgenPendingState *last = NULL;
 
+	/* the last of the transaction's creations and drops of the name counts */
 	foreach(lc, pending_states)
 	{
 		IdgenPendingState *p = lfirst(lc);
 
-		if (p->state == IDGEN_SLOT_ACTIVE && strcmp(p->name, name) == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("generator \"%s\" is not usable before the transaction that creates it commits", name),
-					 errdetail("Every database learns of a definition from the keeper, which sees only committed ones.")));
+		if (strcmp(p->name, name) == 0)
+			last = p;
 	}
+	if (last != NULL && last->state == IDGEN_SLOT_ACTIVE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("generator \"%s\" is not usable before the transaction that creates it commits", name),
+				 errdetail("Every database learns of a definition from the keeper, which sees only committed ones.")));
 }
 
 static void
-idgen_registry_at_commit(const char *name, IdgenSlotState state)
+idgen_registry_at_commit(const char *name, IdgenSlotState state, bool apply)
 {
 	IdgenPendingState *p;
 	MemoryContext oldcxt;
@@ -1710,6 +1736,7 @@ idgen_registry_at_commit(const char *name, IdgenSlotState state)
 	p = palloc(sizeof(IdgenPendingState));
 	strlcpy(p->name, name, sizeof(p->name));
 	p->state = state;
+	p->apply = apply;
 	p->subid = GetCurrentSubTransactionId();
 	pending_states = lappend(pending_states, p);
 	MemoryContextSwitchTo(oldcxt);
@@ -2016,15 +2043,32 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = NULL WHERE name = $1", table),
 								  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not update idgen_generator");
-		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE);
+		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, true);
 	}
 	else
 	{
+		int			slot = registry != NULL ? idgen_registry_find(name) : -1;
+
+		/*
+		 * No row, but this server still runs the name: its row went with a
+		 * dropped extension.  IDs of that definition may exist.
+		 */
+		if (slot >= 0 && !idgen_spec_same(&registry_slots[slot].spec, &spec))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
+					 errdetail("This server still runs that definition, whose row was dropped with the extension since; a name is never reused for another definition."),
+					 errhint("Choose another name.")));
 		idgen_refuse_same_ids(name, &spec, table);
 		if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", table),
 								  9, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into idgen_generator");
-		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE);
+		/*
+		 * Only noted, for idgen_registry_require_committed(): a slot of the
+		 * same name left from before the extension was re-created is not
+		 * this definition, and the keeper's next load refuses it.
+		 */
+		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, false);
 
 		/*
 		 * A counter starts with its durable state, at 0: a counter whose
@@ -2085,7 +2129,7 @@ idgen_drop_generator(PG_FUNCTION_ARGS)
 									   idgen_registry_table()),
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update idgen_generator");
-	idgen_registry_at_commit(name, IDGEN_SLOT_DROPPED);
+	idgen_registry_at_commit(name, IDGEN_SLOT_DROPPED, true);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

@@ -104,5 +104,41 @@ $bg->finish;
 like($bg_err, qr/NOTICE:\s+unknown: [1-9]\d*/,
 	'the unknown name was refused with 42704 meanwhile');
 
+# --- a name this server still runs is not reused for another definition ------
+# Dropping the extension in idgen.database drops the definitions' table, not
+# the generators in shared memory (IDs of them exist).
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('kept', 'time:41 tag:7=121 node:10 seq:5');
+	SELECT idgen_next('kept') > 0;});
+$node->safe_psql('postgres', 'DROP EXTENSION idgen CASCADE');
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_proc WHERE proname = 'idgen_create_generator'"),
+	'the keeper re-creates the extension');
+like(error_of($node,
+		q{SELECT idgen_create_generator('kept', 'time:41 tag:7=122 node:10 seq:5')}),
+	qr/^42710: generator "kept" was defined before with another layout/,
+	're-creating a running name with another layout: 42710');
+is(error_of($node,
+		q{SELECT idgen_create_generator('kept', 'time:41 tag:7=121 node:10 seq:5')}),
+	'no error', 'with its own definition it is accepted');
+
+# --- a keeper that loads nothing: 55000, not "does not exist" ---------------
+# A changed epoch stops the keeper before it loads any definition.
+$node->safe_psql('postgres',
+	q{SELECT idgen_create_generator('late', 'time:41 tag:7=123 node:10 seq:5')});
+$node->append_conf('postgresql.conf', "idgen.epoch = '2025-01-01 00:00:00+00'\n");
+$node->restart;
+ok($node->poll_query_until('postgres',
+		"SELECT keeper_state = 'epoch changed' FROM idgen_status()"),
+	'the keeper refuses the changed epoch');
+like(error_of($node, q{SELECT idgen_next('late')}),
+	qr/^55000: the definition of generator "late" is not loaded/,
+	'a generator the keeper has not loaded: 55000, not 42704');
+$node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-01 00:00:00+00'\n");
+$node->restart;
+wait_for_keeper($node);
+is($node->safe_psql('postgres', q{SELECT idgen_next('late') > 0}), 't',
+	'with the epoch restored it issues');
+
 $node->stop;
 done_testing();
