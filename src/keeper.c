@@ -141,6 +141,7 @@ static uint32 wait_event_main = 0;
 static uint32 wait_event_reservation = 0;
 
 static void idgen_keeper_reserve_to(int64 target_ms);
+static void idgen_keeper_note_durable(int64 unix_ms);
 
 /* how often the keeper re-reads its durable state */
 #define IDGEN_KEEPER_CHECK_MS 2000
@@ -913,6 +914,7 @@ idgen_keeper_load(void)
 	bool		have_epoch;
 	bool		have_hwm;
 	bool		wrote = false;
+	int64		hwm_written = 0;
 	int64		published = (int64) pg_atomic_read_u64(&keeper->hwm_ms);
 	int64		floor_unix_ms = 0;
 
@@ -984,10 +986,9 @@ idgen_keeper_load(void)
 	 */
 	if (wrote && !have_hwm)
 	{
-		durable = published > 0 ? published + idgen_epoch_unix_ms :
+		hwm_written = published > 0 ? published + idgen_epoch_unix_ms :
 			Max(floor_unix_ms, idgen_clock_unix_ms());
-		idgen_keeper_write_sequence(objs.hwm, durable);
-		have_hwm = true;
+		idgen_keeper_write_sequence(objs.hwm, hwm_written);
 	}
 	if (OidIsValid(objs.registry))
 		idgen_registry_load(objs.registry);
@@ -1030,14 +1031,33 @@ idgen_keeper_load(void)
 	 * rather than at the next write.
 	 */
 	if (published > 0 &&
-		(!have_hwm || durable - idgen_epoch_unix_ms < published))
+		(hwm_written > 0 || !have_hwm ||
+		 durable - idgen_epoch_unix_ms < published))
 	{
 		ereport(LOG,
 				(errmsg("idgen keeper: restoring the durable reservation in database \"%s\"",
 						idgen_database)));
-		idgen_keeper_reserve_to(published);
+		if (hwm_written > 0)
+			idgen_keeper_note_durable(hwm_written);		/* done above */
+		else
+			idgen_keeper_reserve_to(published);
 	}
 	return true;
+}
+
+/* A reservation (Unix ms) was committed durably: the keeper is ready. */
+static void
+idgen_keeper_note_durable(int64 unix_ms)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+
+	SpinLockAcquire(&keeper->mutex);
+	keeper->durable_unix_ms = unix_ms;
+	keeper->writes++;
+	keeper->failures = 0;
+	keeper->state = IDGEN_KEEPER_READY;
+	strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
+	SpinLockRelease(&keeper->mutex);
 }
 
 /*
@@ -1079,14 +1099,7 @@ idgen_keeper_reserve_to(int64 target_ms)
 	/* etcd records it before a generator under a leased node id can use it */
 	idgen_lease_before_publish(unix_ms);
 
-	SpinLockAcquire(&keeper->mutex);
-	keeper->durable_unix_ms = unix_ms;
-	keeper->writes++;
-	keeper->failures = 0;
-	keeper->state = IDGEN_KEEPER_READY;
-	strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
-	SpinLockRelease(&keeper->mutex);
-
+	idgen_keeper_note_durable(unix_ms);
 	pg_atomic_write_u64(&keeper->hwm_ms, (uint64) target_ms);
 	ConditionVariableBroadcast(&keeper->cv);
 }

@@ -2064,11 +2064,12 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 								  9, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into idgen_generator");
 		/*
-		 * Only noted, for idgen_registry_require_committed(): a slot of the
-		 * same name left from before the extension was re-created is not
-		 * this definition, and the keeper's next load refuses it.
+		 * A slot of the name left from before the extension was re-created
+		 * runs this very definition (checked above): switch it on at
+		 * commit, as for a re-creation.  Otherwise only noted, for
+		 * idgen_registry_require_committed(); the keeper installs it.
 		 */
-		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, false);
+		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, slot >= 0);
 
 		/*
 		 * A counter starts with its durable state, at 0: a counter whose

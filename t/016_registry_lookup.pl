@@ -109,7 +109,10 @@ like($bg_err, qr/NOTICE:\s+unknown: [1-9]\d*/,
 # the generators in shared memory (IDs of them exist).
 $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('kept', 'time:41 tag:7=121 node:10 seq:5');
-	SELECT idgen_next('kept') > 0;});
+	SELECT idgen_next('kept') > 0;
+	SELECT idgen_create_generator('gone', 'time:41 tag:7=124 node:10 seq:5');
+	SELECT idgen_next('gone') > 0;
+	SELECT idgen_drop_generator('gone', force => true);});
 $node->safe_psql('postgres', 'DROP EXTENSION idgen CASCADE');
 ok($node->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_proc WHERE proname = 'idgen_create_generator'"),
@@ -121,6 +124,10 @@ like(error_of($node,
 is(error_of($node,
 		q{SELECT idgen_create_generator('kept', 'time:41 tag:7=121 node:10 seq:5')}),
 	'no error', 'with its own definition it is accepted');
+$node->safe_psql('postgres',
+	q{SELECT idgen_create_generator('gone', 'time:41 tag:7=124 node:10 seq:5')});
+is(error_of($node, q{SELECT idgen_next('gone')}), 'no error',
+	'a dropped name whose row went with the extension works from the first call after its re-creation');
 
 # --- a keeper that loads nothing: 55000, not "does not exist" ---------------
 # A changed epoch stops the keeper before it loads any definition.
@@ -139,6 +146,24 @@ $node->restart;
 wait_for_keeper($node);
 is($node->safe_psql('postgres', q{SELECT idgen_next('late') > 0}), 't',
 	'with the epoch restored it issues');
+
+# --- the durable state reset while running, as the hint says -----------------
+# A recorded epoch changed under the running keeper is refused; resetting
+# both sequences makes it restore them from shared memory, and be ready.
+$node->safe_psql('postgres', "SELECT setval('idgen_epoch', 1000)");
+ok($node->poll_query_until('postgres',
+		"SELECT keeper_state = 'epoch changed' FROM idgen_status()"),
+	'a recorded epoch changed while running is refused');
+$node->safe_psql('postgres',
+	'ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART');
+ok($node->poll_query_until('postgres', q{
+	SELECT keeper_state = 'ready'
+	       AND pg_sequence_last_value('idgen_epoch') = extract(epoch FROM epoch) * 1000
+	       AND pg_sequence_last_value('idgen_hwm') >= extract(epoch FROM reserved_until) * 1000
+	  FROM idgen_status()}),
+	'after resetting both the keeper restores them and is ready again');
+is($node->safe_psql('postgres', q{SELECT idgen_next('late') > 0 AND snowflake_id() > 0}), 't',
+	'and the generators issue');
 
 $node->stop;
 done_testing();
