@@ -822,6 +822,7 @@ idgen_registry_load(Oid relid)
 	{
 		Datum		values[IDGEN_REG_NCOLUMNS];
 		bool		nulls[IDGEN_REG_NCOLUMNS];
+		uint32		state;
 		char	   *name;
 		char	   *layout_text;
 		int64		epoch;
@@ -854,16 +855,23 @@ idgen_registry_load(Oid relid)
 			idgen_registry_install(name, layout_text, epoch, unit, &options, dropped);
 			continue;
 		}
-		/* a drop or re-creation committed after our snapshot: leave it */
+		/*
+		 * A drop or re-creation committed after our snapshot: leave it.  A
+		 * commit stamps the slot before it sets the state, and we read them
+		 * in the other order, so a state we act on is never newer than the
+		 * stamp we checked.
+		 */
+		state = pg_atomic_read_u32(&registry_slots[i].state);
+		pg_read_barrier();
 		if (idgen_clock_monotonic_ms() - registry_slots[i].state_changed_ms <
 			IDGEN_REGISTRY_SETTLE_MS)
 			continue;
-		if (pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_REFUSED)
+		if (state == IDGEN_SLOT_REFUSED)
 			continue;
 		if (!idgen_registry_same(i, name, layout_text, epoch, unit, &options))
 			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 								 "its definition in idgen_generator changed after IDs were issued under it");
-		else if (dropped != (pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED))
+		else if (dropped != (state == IDGEN_SLOT_DROPPED))
 			idgen_slot_set_state(i, dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
 	}
 	table_endscan(scan);
@@ -1652,6 +1660,7 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 				pg_atomic_read_u32(&registry_slots[i].state) != IDGEN_SLOT_REFUSED)
 			{
 				registry_slots[i].state_changed_ms = idgen_clock_monotonic_ms();
+				pg_write_barrier();		/* the stamp before the state */
 				idgen_slot_set_state(i, p->state, NULL);
 			}
 		}
