@@ -1723,7 +1723,8 @@ idgen_registry_require_committed(const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("generator \"%s\" is not usable before the transaction that creates it commits", name),
-				 errdetail("Every database learns of a definition from the keeper, which sees only committed ones.")));
+				 errdetail("Every database learns of a definition from the keeper, which sees only committed ones."),
+				 errhint("Commit the transaction that calls idgen_create_generator(), then use the generator.")));
 }
 
 static void
