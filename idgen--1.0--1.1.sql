@@ -26,7 +26,7 @@ REVOKE ALL ON TABLE idgen_shard_floor FROM PUBLIC;
 CREATE FUNCTION instagram_id_release(shard integer)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'idgen_instagram_id_release'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION instagram_id_release(integer) IS
 'stop issuing IDs for the shard on this server at once; returns the highest ID it may have issued for it';
@@ -40,7 +40,12 @@ REVOKE EXECUTE ON FUNCTION instagram_id_release(integer) FROM PUBLIC;
 CREATE FUNCTION instagram_id_advance(shard integer, id bigint, force boolean)
 RETURNS void
 AS 'MODULE_PATHNAME', 'idgen_instagram_id_advance'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+-- An administrative call never does nothing on NULL input: a NULL ID (a
+-- failed lookup on the shard's old server) must stop a shard move with an
+-- error (22004), not skip its floor.
+ALTER FUNCTION instagram_id_advance(integer, bigint) CALLED ON NULL INPUT;
 
 COMMENT ON FUNCTION instagram_id_advance(integer, bigint, boolean) IS
 'make this server issue only IDs above the given ID for its shard; force allows one beyond idgen.max_lead';

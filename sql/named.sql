@@ -19,9 +19,9 @@ SELECT idgen_create_generator('sony', 'sonyflake');
 SELECT idgen_create_generator('disc', 'discord');
 SELECT idgen_create_generator('ts', 'tsid');
 SELECT idgen_create_generator('tw', 'twitter');
-SELECT idgen_create_generator('sharded', 'time:41 shard:4 seq:18', epoch => '2024-01-01+00');
+SELECT idgen_create_generator('sharded', 'time:41 shard:4 seq:18', epoch => '2023-01-01+00');
 SELECT idgen_create_generator('zoned', 'zone:4=3 time:41 node:10 seq:8');
-SELECT idgen_create_generator('simple', 'time:41 random:23', epoch => '2024-01-01+00');
+SELECT idgen_create_generator('simple', 'time:41 random:23', epoch => '2023-01-01+00');
 SELECT name, layout, epoch, unit_ms FROM idgen_generator ORDER BY name;
 
 -- bad definitions: 22023, 22008, 42710, 42501

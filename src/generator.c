@@ -200,7 +200,13 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 		*gap_ms = idgen_ticks_to_ms(layout, -now);
 		return IDGEN_BEFORE_EPOCH;
 	}
-	next = Max(gen->last + 1, (uint64) now << layout->seq_bits);
+	/* a tick at or past the limit is never shifted: it would wrap */
+	if (unlikely(now >= layout->ms_limit))
+	{
+		SpinLockRelease(&gen->mutex);
+		return IDGEN_EXHAUSTED;
+	}
+	next = Max(gen->last + 1, idgen_tick_position(layout, now));
 	last = next + count - 1;
 	next_tick = (int64) (last >> layout->seq_bits);
 	if (unlikely(next_tick >= layout->ms_limit))
@@ -233,7 +239,7 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	}
 	gen->last = last;
 	gen->issued += count;
-	first_borrowed = Max(next, (uint64) (now + 1) << layout->seq_bits);
+	first_borrowed = Max(next, idgen_tick_position(layout, now + 1));
 	if (last >= first_borrowed)
 		gen->borrowed += last - first_borrowed + 1;
 	if (unlikely(waited))
@@ -389,8 +395,8 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 			ereport(ERROR,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 					 errmsg("%s ID capacity exceeded", layout->name),
-					 errdetail("IDs were requested faster than %d per %d ms for longer than \"idgen.max_lead\" (%d ms) and \"idgen.max_wait\" (%d ms) absorb.",
-							   1 << layout->seq_bits,
+					 errdetail("IDs were requested faster than " UINT64_FORMAT " per %d ms for longer than \"idgen.max_lead\" (%d ms) and \"idgen.max_wait\" (%d ms) absorb.",
+							   UINT64CONST(1) << layout->seq_bits,
 							   layout->unit_ms,
 							   idgen_max_lead_ms, idgen_max_wait_ms),
 					 errhint("Spread the load over more shards or node ids, or raise \"idgen.max_lead\" or \"idgen.max_wait\".")));
@@ -477,7 +483,10 @@ idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 
 	if (floor_tick > 0)
 	{
-		idgen_raise_position(gen, ((uint64) floor_tick << layout->seq_bits) - 1);
+		/* past the range, nothing may be issued any more: saturate */
+		idgen_raise_position(gen,
+							 idgen_tick_position(layout,
+												 Min(floor_tick, layout->ms_limit)) - 1);
 		idgen_note_issued(floor_ms - 1);
 	}
 }

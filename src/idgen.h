@@ -196,6 +196,32 @@ typedef struct IdgenShardControl
 #define IDGEN_LEASE_NODE_MASK		((uint32) 0x3FF)	/* node id: 10 bits */
 #define IDGEN_LEASE_GENERATION_ONE	((uint32) 1 << 10)	/* then a claim count */
 
+/*
+ * The lease word is decoded and composed only here.  Its generation bits
+ * (bits 10..30) make every claim's word differ from the last one's, so a
+ * node id must never be read from it without masking them away.
+ */
+static inline bool
+idgen_lease_word_valid(uint32 word)
+{
+	return (word & IDGEN_LEASE_VALID) != 0;
+}
+
+static inline int32
+idgen_lease_word_node(uint32 word)
+{
+	return (int32) (word & IDGEN_LEASE_NODE_MASK);
+}
+
+static inline uint32
+idgen_lease_word_make(int32 node_id, uint32 generation)
+{
+	return IDGEN_LEASE_VALID |
+		((generation * IDGEN_LEASE_GENERATION_ONE) &
+		 ~(IDGEN_LEASE_VALID | IDGEN_LEASE_NODE_MASK)) |
+		((uint32) node_id & IDGEN_LEASE_NODE_MASK);
+}
+
 /* idgen.node_id = 'auto': the keeper claims the lowest free id */
 #define IDGEN_NODE_AUTO				(-2)
 
@@ -260,6 +286,25 @@ idgen_instagram_compose(int64 ms, int32 shard, int32 seq)
 }
 
 /*
+ * An instagram ID and its shard generator's position, (ms << seq_bits) |
+ * seq, converted in one place.
+ */
+static inline uint64
+idgen_instagram_position(int64 id)
+{
+	return ((uint64) id >> IDGEN_INSTAGRAM_TIME_SHIFT) << IDGEN_INSTAGRAM_SEQ_BITS |
+		((uint64) id & IDGEN_INSTAGRAM_MAX_SEQ);
+}
+
+static inline int64
+idgen_instagram_id_at(uint64 position, int32 shard)
+{
+	return idgen_instagram_compose((int64) (position >> IDGEN_INSTAGRAM_SEQ_BITS),
+								   shard,
+								   (int32) (position & IDGEN_INSTAGRAM_MAX_SEQ));
+}
+
+/*
  * A layout as the shared issuing code sees it.  Every layout counts ticks
  * of unit_ms milliseconds from its own epoch, offset_ms after idgen.epoch:
  * the fixed layouts (snowflake, instagram, the 128-bit ones) are unit 1,
@@ -278,6 +323,19 @@ typedef struct IdgenLayout
 	int32		unit_ms;		/* 1 for the fixed layouts */
 	double		unit_inverse;	/* 1.0 / unit_ms, for idgen_unit_div */
 } IdgenLayout;
+
+/*
+ * The first position of a tick: tick << seq_bits.  Caller guarantees
+ * 0 <= tick <= layout->ms_limit; every layout's limit is chosen so that
+ * ms_limit << seq_bits fits 63 bits, so this never wraps.  Every place
+ * that turns a tick into a position goes through here.
+ */
+static inline uint64
+idgen_tick_position(const IdgenLayout *layout, int64 tick)
+{
+	Assert(tick >= 0 && tick <= layout->ms_limit);
+	return (uint64) tick << layout->seq_bits;
+}
 
 /* The clock fields of a fixed layout, which counts ms since idgen.epoch. */
 #define IDGEN_LAYOUT_MS_SINCE_EPOCH \
@@ -398,6 +456,11 @@ extern char *idgen_spec_text(const IdgenSpec *spec);
 extern int64 idgen_spec_node_value(const IdgenSpec *spec, int32 node_id,
 								   bool *fits);
 extern uint64 idgen_spec_field(const IdgenSpec *spec, int i, int64 id);
+extern uint64 idgen_spec_fixed_mask(const IdgenSpec *spec, bool with_node);
+extern bool idgen_spec_time_overlap(const IdgenSpec *a, const IdgenSpec *b,
+									int32 node_id);
+extern int64 idgen_epoch_to_unix_ms(TimestampTz epoch);
+extern int64 idgen_spec_tick_unix_ms(const IdgenSpec *spec, uint64 tick);
 extern int32 idgen_interval_to_unit_ms(Interval *unit);
 extern int64 idgen_timestamptz_to_unix_ms(TimestampTz ts);
 extern TimestampTz idgen_unix_ms_to_timestamptz(int64 unix_ms);
@@ -523,7 +586,7 @@ idgen_require_node_id(const char *funcname)
 		return 0;
 	}
 	word = pg_atomic_read_u32(&idgen_shared->lease_word.word);
-	if (unlikely((word & IDGEN_LEASE_VALID) == 0))
+	if (unlikely(!idgen_lease_word_valid(word)))
 		idgen_report_no_node(funcname);
 	/* the position is taken after this read */
 	pg_read_barrier();
@@ -547,7 +610,7 @@ idgen_issued_node(const char *funcname, uint32 word)
 	pg_read_barrier();
 	if (unlikely(pg_atomic_read_u32(&idgen_shared->lease_word.word) != word))
 		idgen_report_no_node(funcname);
-	return (int32) (word & IDGEN_LEASE_NODE_MASK);
+	return idgen_lease_word_node(word);
 }
 
 /* keeper.c */

@@ -99,9 +99,7 @@ idgen_instagram_id(PG_FUNCTION_ARGS)
 	position = idgen_issue(&shared->instagram[shard].gen,
 						   &idgen_instagram_layout);
 
-	PG_RETURN_INT64(idgen_instagram_compose(position >> IDGEN_INSTAGRAM_SEQ_BITS,
-											shard,
-											position & IDGEN_INSTAGRAM_MAX_SEQ));
+	PG_RETURN_INT64(idgen_instagram_id_at(position, shard));
 }
 
 /*
@@ -120,9 +118,7 @@ idgen_instagram_id_batch(PG_FUNCTION_ARGS)
 	position = idgen_issue_batch(&shared->instagram[shard].gen,
 								 &idgen_instagram_layout, n);
 	for (int i = 0; i < n; i++, position++)
-		ids[i] = Int64GetDatum(idgen_instagram_compose(position >> IDGEN_INSTAGRAM_SEQ_BITS,
-													   shard,
-													   position & IDGEN_INSTAGRAM_MAX_SEQ));
+		ids[i] = Int64GetDatum(idgen_instagram_id_at(position, shard));
 	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
@@ -144,15 +140,29 @@ PG_FUNCTION_INFO_V1(idgen_instagram_id_advance);
 Datum
 idgen_instagram_id_advance(PG_FUNCTION_ARGS)
 {
-	int32		shard = PG_GETARG_INT32(0);
-	int64		id = PG_GETARG_INT64(1);
-	bool		force = PG_NARGS() > 2 && PG_GETARG_BOOL(2);
+	int32		shard;
+	int64		id;
+	bool		force;
 	IdgenShared *shared;
 	int64		ms;
 	int64		ahead_ms;
 	uint64		position;
 
 	idgen_require_superuser("instagram_id_advance");
+
+	/*
+	 * Not STRICT since 1.1: a NULL from a failed lookup must not make a
+	 * shard move do nothing, silently.
+	 */
+	for (int i = 0; i < PG_NARGS(); i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("arguments of instagram_id_advance() must not be null"),
+					 errhint("Pass the ID that instagram_id_release() returned on the shard's old server.")));
+	shard = PG_GETARG_INT32(0);
+	id = PG_GETARG_INT64(1);
+	force = PG_NARGS() > 2 && PG_GETARG_BOOL(2);
 	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
 	if (id < 0)
 		ereport(ERROR,
@@ -178,8 +188,7 @@ idgen_instagram_id_advance(PG_FUNCTION_ARGS)
 						   shard, idgen_max_lead_ms),
 				 errhint("Check the ID. If it is right (the old server's clock ran ahead), call instagram_id_advance() again with force => true.")));
 
-	position = ((uint64) ms << IDGEN_INSTAGRAM_SEQ_BITS) |
-		(id & IDGEN_INSTAGRAM_MAX_SEQ);
+	position = idgen_instagram_position(id);
 	idgen_raise_position(&shared->instagram[shard].gen, position);
 	idgen_keeper_wait_floor(shard, position, idgen_reservation_deadline());
 	PG_RETURN_VOID();
@@ -198,15 +207,28 @@ PG_FUNCTION_INFO_V1(idgen_instagram_id_release);
 Datum
 idgen_instagram_id_release(PG_FUNCTION_ARGS)
 {
-	int32		shard = PG_GETARG_INT32(0);
+	int32		shard;
 	IdgenShared *shared;
 	IdgenGenerator *gen;
 	uint64		last;
 
 	idgen_require_superuser("instagram_id_release");
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("shard number must not be null")));
+	shard = PG_GETARG_INT32(0);
 	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
 	shared = idgen_require_shared("instagram_id_release");
 	idgen_refuse_in_recovery("instagram_id_release");
+
+	/*
+	 * Until the keeper has published a reservation in this shared memory,
+	 * the generator may not be floored yet above what was issued before a
+	 * restart: its last position would say too little.  Wait for it, or
+	 * fail as a generator would (55000).
+	 */
+	idgen_keeper_wait(0, idgen_reservation_deadline());
 
 	gen = &shared->instagram[shard].gen;
 	SpinLockAcquire(&gen->mutex);
@@ -221,9 +243,10 @@ idgen_instagram_id_release(PG_FUNCTION_ARGS)
 				 errhint("Remove shard %d from \"idgen.shards\" on this server and reload.",
 						 shard)));
 
-	if (last == 0)
-		PG_RETURN_NULL();
-	PG_RETURN_INT64(idgen_instagram_compose(last >> IDGEN_INSTAGRAM_SEQ_BITS,
-											shard,
-											last & IDGEN_INSTAGRAM_MAX_SEQ));
+	/*
+	 * Nothing issued for the shard, in this shared memory or (the floor is
+	 * in place) before it: its smallest ID is a floor that changes nothing,
+	 * and the documented move can pass it on like any other.
+	 */
+	PG_RETURN_INT64(idgen_instagram_id_at(last, shard));
 }

@@ -850,14 +850,81 @@ idgen_keeper_load_floors(Oid relid)
 		id = DatumGetInt64(values[1]);
 		if (shard < 0 || shard > IDGEN_INSTAGRAM_MAX_SHARD || id < 0)
 			continue;
-		position = ((uint64) (id >> IDGEN_INSTAGRAM_TIME_SHIFT) << IDGEN_INSTAGRAM_SEQ_BITS) |
-			(id & IDGEN_INSTAGRAM_MAX_SEQ);
+		position = idgen_instagram_position(id);
 		idgen_raise_position(&idgen_shared->instagram[shard].gen, position);
 		sc->floor_durable[shard] = Max(sc->floor_durable[shard], position);
 		sc->floor_pending[shard] = Max(sc->floor_pending[shard], position);
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
+}
+
+/*
+ * The table of shard floors this keeper last read or wrote: another OID
+ * means the extension was dropped and re-created in idgen.database while
+ * shared memory lived, and took the durable floors with it.
+ */
+static Oid	keeper_floors_relid = InvalidOid;
+
+/*
+ * Make every floor this shared memory holds durable again in table relid,
+ * if the table is not the one they were written to: a floor that is only
+ * in memory would be lost at the next restart, and its shard would issue
+ * below it.  Marks the missing ones pending; idgen_keeper_persist_floors()
+ * writes them.
+ */
+static void
+idgen_keeper_recheck_floors(Oid relid)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenShardControl *sc = &idgen_shared->shards;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	uint64	   *found;
+	bool		missing = false;
+
+	if (relid == keeper_floors_relid)
+		return;
+	found = palloc0(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
+	rel = idgen_keeper_open_floors(relid, AccessShareLock);
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[2];
+		bool		nulls[2];
+		int32		shard;
+		int64		id;
+
+		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
+		if (nulls[0] || nulls[1])
+			continue;
+		shard = DatumGetInt32(values[0]);
+		id = DatumGetInt64(values[1]);
+		if (shard < 0 || shard > IDGEN_INSTAGRAM_MAX_SHARD || id < 0)
+			continue;
+		found[shard] = Max(found[shard], idgen_instagram_position(id));
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	SpinLockAcquire(&keeper->mutex);
+	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
+		if (sc->floor_durable[i] > found[i])
+		{
+			/* floor_pending >= the old floor_durable: rewritten from it */
+			sc->floor_durable[i] = found[i];
+			missing = true;
+		}
+	SpinLockRelease(&keeper->mutex);
+	if (missing)
+	{
+		ereport(LOG,
+				(errmsg("idgen keeper: restoring shard floors in database \"%s\"",
+						idgen_database)));
+		pg_atomic_write_u32(&keeper->floors_pending, 1);
+	}
+	keeper_floors_relid = relid;
 }
 
 /* ---- the worker: loading, reserving, floors ---- */
@@ -968,7 +1035,10 @@ idgen_keeper_load(void)
 			}
 		}
 		if (OidIsValid(objs.floors))
+		{
 			idgen_keeper_load_floors(objs.floors);
+			keeper_floors_relid = objs.floors;
+		}
 		idgen_registry_set_floor(floor_unix_ms);
 	}
 	else if (!have_epoch)
@@ -977,6 +1047,8 @@ idgen_keeper_load(void)
 		idgen_keeper_write_sequence(objs.epoch, idgen_epoch_unix_ms);
 		wrote = true;
 	}
+	if (published > 0 && OidIsValid(objs.floors))
+		idgen_keeper_recheck_floors(objs.floors);
 
 	/*
 	 * An epoch record never becomes durable alone: a start that found it
@@ -1165,9 +1237,7 @@ idgen_keeper_persist_floors(void)
 		uint64		p = positions[i];
 
 		values[0] = Int32GetDatum(shards[i]);
-		values[1] = Int64GetDatum(idgen_instagram_compose(p >> IDGEN_INSTAGRAM_SEQ_BITS,
-														  shards[i],
-														  p & IDGEN_INSTAGRAM_MAX_SEQ));
+		values[1] = Int64GetDatum(idgen_instagram_id_at(p, shards[i]));
 		simple_heap_insert(rel, heap_form_tuple(RelationGetDescr(rel),
 												values, nulls));
 	}

@@ -94,6 +94,8 @@ static const IdgenPreset idgen_presets[] = {
 	{"tsid", "time:42 node:10 seq:12", INT64CONST(1577836800000), 1},
 };
 
+static int64 idgen_spec_time_bits_limit(const IdgenSpec *spec);
+
 static void
 idgen_layout_error(const char *text, const char *detail)
 {
@@ -288,18 +290,82 @@ idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
 		spec->fields[i].shift = shift;
 	}
 	if (spec->time_field >= 0)
-		spec->tick_limit = INT64CONST(1) << (spec->fields[spec->time_field].bits -
-											 (total == 64 ? 1 : 0));
+		spec->tick_limit = idgen_spec_time_bits_limit(spec);
 	else
 		idgen_parse_counter_options(spec, 0, 0, 0, NULL, 0);
 }
 
-/* Set the epoch (Unix ms) and the unit (ms) of a parsed layout. */
+/*
+ * The ticks a time field's bits can hold: 2^bits, less the sign bit of a
+ * 64-bit layout.  A 63-bit time field (the whole of a 63-bit layout) holds
+ * one tick less than 2^63, so that the limit itself fits int64.  Since the
+ * time field is more significant than seq, (limit << seq_bits) fits 63 bits:
+ * a position never wraps (idgen_tick_position).
+ */
+static int64
+idgen_spec_time_bits_limit(const IdgenSpec *spec)
+{
+	int			bits = spec->fields[spec->time_field].bits -
+		(spec->width == 64 ? 1 : 0);
+
+	return bits >= 63 ? PG_INT64_MAX : INT64CONST(1) << bits;
+}
+
+/* The last millisecond PostgreSQL's timestamptz can hold, in Unix ms. */
+#define IDGEN_TIMESTAMP_END_UNIX_MS \
+	((END_TIMESTAMP - 1) / 1000 + IDGEN_UNIX_TO_PG_MS)
+
+/*
+ * Set the epoch (Unix ms) and the unit (ms) of a parsed layout.  A time
+ * layout's range ends where its bits end, or where timestamptz ends if
+ * that comes first: a tick beyond it could be neither decoded nor built,
+ * and the arithmetic epoch + tick * unit never overflows below it.
+ */
 void
 idgen_spec_set_clock(IdgenSpec *spec, int64 epoch_unix_ms, int32 unit_ms)
 {
 	spec->epoch_unix_ms = epoch_unix_ms;
 	spec->unit_ms = unit_ms;
+	if (spec->time_field >= 0)
+	{
+		int64		last = IDGEN_TIMESTAMP_END_UNIX_MS - epoch_unix_ms;
+
+		Assert(unit_ms >= 1);
+		spec->tick_limit = last < 0 ? 0 :
+			Min(idgen_spec_time_bits_limit(spec), last / unit_ms + 1);
+	}
+}
+
+/*
+ * An epoch given by a user, in Unix ms: a finite timestamp no later than
+ * the end of timestamptz's range (22008 otherwise).
+ */
+int64
+idgen_epoch_to_unix_ms(TimestampTz epoch)
+{
+	if (TIMESTAMP_NOT_FINITE(epoch))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("an epoch must be a finite timestamp"),
+				 errdetail("IDs count ticks since the epoch.")));
+	return idgen_timestamptz_to_unix_ms(epoch);
+}
+
+/*
+ * The time of tick "tick" of a layout, in Unix ms; 22008 for a tick past
+ * the layout's range, such as the time field of a foreign ID decoded with
+ * a layout it does not have.
+ */
+int64
+idgen_spec_tick_unix_ms(const IdgenSpec *spec, uint64 tick)
+{
+	if (tick >= (uint64) spec->tick_limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("time field " UINT64_FORMAT " is out of range for the layout", tick),
+				 errdetail("With its epoch and a unit of %d ms, the time field holds 0 to " INT64_FORMAT ".",
+						   spec->unit_ms, spec->tick_limit - 1)));
+	return spec->epoch_unix_ms + (int64) tick * spec->unit_ms;
 }
 
 /* The canonical text of a layout: its fields, one space apart. */
@@ -346,6 +412,61 @@ idgen_spec_node_value(const IdgenSpec *spec, int32 node_id, bool *fits)
 		}
 	}
 	return value;
+}
+
+/*
+ * Could two time layouts, both issuing on this server under node id
+ * node_id, ever issue the same ID?  This compares what the bits mean,
+ * never how the layouts are spelled.
+ *
+ * Two time fields count the same ticks only with the same epoch, unit and
+ * position; the effective width then follows from the position (a 64-bit
+ * layout never uses its sign bit), so "time:42 node:10 seq:12" counts
+ * exactly as snowflake_id() does.  Below the time field, sequence, shard
+ * and random bits take any value over time, so the two sets of IDs are
+ * disjoint only if some bit fixed by both (node and constant fields, this
+ * server's node id in place) differs.  Layouts whose time fields differ
+ * are different formats: idgen does not compare them, as it does not
+ * compare an ID column of one format with another's.
+ */
+bool
+idgen_spec_time_overlap(const IdgenSpec *a, const IdgenSpec *b, int32 node_id)
+{
+	const IdgenField *ta = &a->fields[a->time_field];
+	const IdgenField *tb = &b->fields[b->time_field];
+	bool		node_known = node_id >= 0;
+	uint64		mask_a = idgen_spec_fixed_mask(a, node_known);
+	uint64		mask_b = idgen_spec_fixed_mask(b, node_known);
+	bool		fits;
+	uint64		value_a = (uint64) idgen_spec_node_value(a, Max(node_id, 0), &fits);
+	uint64		value_b = (uint64) idgen_spec_node_value(b, Max(node_id, 0), &fits);
+
+	Assert(a->time_field >= 0 && b->time_field >= 0);
+	if (ta->shift != tb->shift || a->epoch_unix_ms != b->epoch_unix_ms ||
+		a->unit_ms != b->unit_ms)
+		return false;
+	return ((value_a ^ value_b) & mask_a & mask_b) == 0;
+}
+
+/*
+ * The bits a layout fixes in every ID: its constant fields, and its node
+ * fields if the node id is known (without one, a node field may come to
+ * hold any value).
+ */
+uint64
+idgen_spec_fixed_mask(const IdgenSpec *spec, bool with_node)
+{
+	uint64		mask = 0;
+
+	for (int i = 0; i < spec->nfields; i++)
+	{
+		const IdgenField *f = &spec->fields[i];
+
+		if ((f->kind == IDGEN_FIELD_NODE && with_node) ||
+			f->kind == IDGEN_FIELD_CONST)
+			mask |= ((UINT64CONST(1) << f->bits) - 1) << f->shift;
+	}
+	return mask;
 }
 
 /* Field i of an ID. */
@@ -430,7 +551,7 @@ idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id)
 		appendStringInfo(&buf, "%s\"%s\": ", i > 0 ? ", " : "",
 						 spec->fields[i].name);
 		if (spec->fields[i].kind == IDGEN_FIELD_TIME)
-			idgen_append_utc(&buf, spec->epoch_unix_ms + (int64) value * spec->unit_ms);
+			idgen_append_utc(&buf, idgen_spec_tick_unix_ms(spec, value));
 		else
 			appendStringInfo(&buf, UINT64_FORMAT, value);
 	}
@@ -469,7 +590,7 @@ idgen_decode_layout(PG_FUNCTION_ARGS)
 	if (unit_given)
 		unit = spec.unit_ms;
 	if (!PG_ARGISNULL(2))
-		epoch = idgen_timestamptz_to_unix_ms(PG_GETARG_TIMESTAMPTZ(2));
+		epoch = idgen_epoch_to_unix_ms(PG_GETARG_TIMESTAMPTZ(2));
 	if (!PG_ARGISNULL(3))
 		unit = idgen_interval_to_unit_ms(PG_GETARG_INTERVAL_P(3));
 	idgen_spec_set_clock(&spec, epoch, unit);

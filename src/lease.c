@@ -258,8 +258,8 @@ idgen_current_node_id(void)
 	if (idgen_shared == NULL)
 		return -1;
 	word = pg_atomic_read_u32(&idgen_shared->lease_word.word);
-	if (word & IDGEN_LEASE_VALID)
-		return (int32) (word & ~IDGEN_LEASE_VALID);
+	if (idgen_lease_word_valid(word))
+		return idgen_lease_word_node(word);
 	return idgen_node_id >= 0 ? idgen_node_id : LEASE(idgen_shared)->node_id;
 }
 
@@ -297,10 +297,10 @@ idgen_lease_invalidate(IdgenLeaseState state, const char *why)
 {
 	uint32		old = pg_atomic_exchange_u32(&idgen_shared->lease_word.word, 0);
 
-	if (old & IDGEN_LEASE_VALID)
+	if (idgen_lease_word_valid(old))
 		ereport(LOG,
 				(errmsg("idgen keeper: generation under node id %d stopped: %s",
-						(int) (old & ~IDGEN_LEASE_VALID), why)));
+						idgen_lease_word_node(old), why)));
 	idgen_lease_set_error(why);
 	idgen_lease_set_state(state, NULL);
 }
@@ -541,7 +541,7 @@ idgen_lease_request_timeout(void)
 	SpinLockAcquire(&lease->mutex);
 	deadline = lease->deadline_ms;
 	SpinLockRelease(&lease->mutex);
-	if ((pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) != 0)
+	if (idgen_lease_word_valid(pg_atomic_read_u32(&idgen_shared->lease_word.word)))
 		timeout = Min(timeout, Max(100, deadline - idgen_clock_monotonic_ms()));
 	return timeout;
 }
@@ -1002,9 +1002,7 @@ idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
 	 * so that a call that took its position under an earlier word fails.
 	 */
 	pg_atomic_exchange_u32(&idgen_shared->lease_word.word,
-						   IDGEN_LEASE_VALID |
-						   ((generation * IDGEN_LEASE_GENERATION_ONE) & ~(IDGEN_LEASE_VALID | IDGEN_LEASE_NODE_MASK)) |
-						   (uint32) node_id);
+						   idgen_lease_word_make(node_id, generation));
 	return true;
 }
 
@@ -1190,7 +1188,7 @@ idgen_lease_step(void)
 	deadline = lease->deadline_ms;
 	node_id = lease->node_id;
 	SpinLockRelease(&lease->mutex);
-	valid = (pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) != 0;
+	valid = idgen_lease_word_valid(pg_atomic_read_u32(&idgen_shared->lease_word.word));
 	now = idgen_clock_monotonic_ms();
 
 	/*
@@ -1296,7 +1294,7 @@ idgen_lease_step(void)
 	SpinLockRelease(&lease->mutex);
 	now = idgen_clock_monotonic_ms();
 	if (lease_id != 0 &&
-		(pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) != 0)
+		idgen_lease_word_valid(pg_atomic_read_u32(&idgen_shared->lease_word.word)))
 	{
 		if (now >= deadline)
 		{
@@ -1325,7 +1323,7 @@ idgen_lease_record_counters(void)
 	int32		node_id;
 
 	if (!idgen_leases_on ||
-		(pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) == 0)
+		!idgen_lease_word_valid(pg_atomic_read_u32(&idgen_shared->lease_word.word)))
 		return;
 	lease = LEASE(idgen_shared);
 	SpinLockAcquire(&lease->mutex);
@@ -1352,7 +1350,7 @@ idgen_lease_before_publish(int64 unix_ms)
 	int32		node_id;
 
 	if (!idgen_leases_on ||
-		(pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) == 0)
+		!idgen_lease_word_valid(pg_atomic_read_u32(&idgen_shared->lease_word.word)))
 		return;
 	lease = LEASE(idgen_shared);
 	SpinLockAcquire(&lease->mutex);

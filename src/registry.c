@@ -55,6 +55,7 @@
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "storage/shmem.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -1444,8 +1445,8 @@ idgen_time(PG_FUNCTION_ARGS)
 	int64		id = PG_GETARG_INT64(1);
 
 	idgen_check_id(id);
-	PG_RETURN_TIMESTAMPTZ(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms +
-													   (int64) idgen_spec_field(spec, spec->time_field, id) * spec->unit_ms));
+	PG_RETURN_TIMESTAMPTZ(idgen_unix_ms_to_timestamptz(idgen_spec_tick_unix_ms(spec,
+																			   idgen_spec_field(spec, spec->time_field, id))));
 }
 
 PG_FUNCTION_INFO_V1(idgen_decode);
@@ -1785,6 +1786,19 @@ idgen_registry_table(void)
 					quote_identifier(get_namespace_name(nsp)));
 }
 
+/* The OID of idgen_generator, in the schema idgen_registry_table() checks. */
+static Oid
+idgen_registry_relid(void)
+{
+	Oid			relid;
+
+	(void) idgen_registry_table();
+	relid = get_relname_relid("idgen_generator", idgen_extension_schema());
+	if (!OidIsValid(relid))
+		elog(ERROR, "table idgen_generator of extension idgen not found");
+	return relid;
+}
+
 /* "<schema>.idgen", to which table names are appended */
 static char *
 idgen_registry_schema_prefix(void)
@@ -1815,108 +1829,133 @@ idgen_check_generator_name(const char *name)
 }
 
 /*
- * What makes the IDs of a definition on this server: two definitions with
- * the same signature issue the same IDs, whatever their field names or
- * node splits, so the second is refused.
+ * What makes the IDs of a counter definition on this server: two counters
+ * with the same signature issue the same IDs, whatever their field names
+ * or node splits, so the second is refused.
  */
 static char *
-idgen_spec_signature(const IdgenSpec *spec)
+idgen_counter_signature(const IdgenSpec *spec)
 {
 	StringInfoData buf;
 	bool		fits;
-	uint64		random_mask = 0;
 
+	Assert(spec->time_field < 0);
 	initStringInfo(&buf);
-	appendStringInfo(&buf, "w%d e" INT64_FORMAT " u%d", spec->width,
-					 spec->epoch_unix_ms, spec->unit_ms);
-	if (spec->time_field >= 0)
-		appendStringInfo(&buf, " t%d/%d", spec->fields[spec->time_field].shift,
-						 spec->fields[spec->time_field].bits);
-	else
-		appendStringInfo(&buf, " c%d/" INT64_FORMAT "/%s", spec->counter.stripes,
-						 spec->counter.segment, idgen_counter_options_text(spec));
-	if (spec->seq_field >= 0)
-		appendStringInfo(&buf, " s%d/%d", spec->fields[spec->seq_field].shift,
-						 spec->fields[spec->seq_field].bits);
-	if (spec->shard_field >= 0)
-		appendStringInfo(&buf, " h%d/%d", spec->fields[spec->shard_field].shift,
-						 spec->fields[spec->shard_field].bits);
-	for (int f = 0; f < spec->nfields; f++)
-		if (spec->fields[f].kind == IDGEN_FIELD_RANDOM)
-			random_mask |= ((UINT64CONST(1) << spec->fields[f].bits) - 1) << spec->fields[f].shift;
-	appendStringInfo(&buf, " r" UINT64_FORMAT " f" INT64_FORMAT, random_mask,
+	appendStringInfo(&buf, "w%d c%d/" INT64_FORMAT "/%s s%d/%d f" INT64_FORMAT,
+					 spec->width, spec->counter.stripes, spec->counter.segment,
+					 idgen_counter_options_text(spec),
+					 spec->fields[spec->seq_field].shift,
+					 spec->fields[spec->seq_field].bits,
 					 idgen_spec_node_value(spec, Max(idgen_current_node_id(), 0), &fits));
 	return buf.data;
 }
 
-/* The signature of a layout under idgen.epoch and 1 ms. */
-static char *
-idgen_fixed_signature(const char *layout)
+/* A fixed generator's layout as a spec, under idgen.epoch and 1 ms. */
+static void
+idgen_fixed_spec(const char *layout, IdgenSpec *spec)
 {
-	IdgenSpec	spec;
 	bool		epoch_given;
 	bool		unit_given;
 
-	idgen_parse_layout(layout, &spec, &epoch_given, &unit_given);
-	idgen_spec_set_clock(&spec, idgen_epoch_unix_ms, 1);
-	return idgen_spec_signature(&spec);
+	idgen_parse_layout(layout, spec, &epoch_given, &unit_given);
+	idgen_spec_set_clock(spec, idgen_epoch_unix_ms, 1);
+}
+
+/* Could definitions a and b, both on this server, issue the same ID? */
+static bool
+idgen_specs_collide(const IdgenSpec *a, const IdgenSpec *b)
+{
+	if (a->time_field >= 0 && b->time_field >= 0)
+		return idgen_spec_time_overlap(a, b, idgen_current_node_id());
+	if (a->time_field < 0 && b->time_field < 0)
+		return strcmp(idgen_counter_signature(a), idgen_counter_signature(b)) == 0;
+	return false;
+}
+
+/* the columns idgen_row_spec() reads, in this order */
+#define IDGEN_ROW_SPEC_COLUMNS \
+	"name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment"
+
+/*
+ * The definition in an SPI row of IDGEN_ROW_SPEC_COLUMNS (and possibly
+ * more columns after them).  False, after a LOG line, for a row that no
+ * longer parses.
+ */
+static bool
+idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec)
+{
+	bool		isnull;
+	IdgenCounterOptions options;
+	Datum		d;
+	char	   *rname = SPI_getvalue(tup, desc, 1);
+
+	d = SPI_getbinval(tup, desc, 5, &isnull);
+	options.prefetch = isnull ? 0 : DatumGetInt32(d);
+	d = SPI_getbinval(tup, desc, 6, &isnull);
+	options.refill = isnull ? 0 : DatumGetInt32(d);
+	d = SPI_getbinval(tup, desc, 7, &isnull);
+	options.stripes = isnull ? 0 : DatumGetInt32(d);
+	options.owned = SPI_getvalue(tup, desc, 8);
+	d = SPI_getbinval(tup, desc, 9, &isnull);
+	options.segment = isnull ? 0 : DatumGetInt64(d);
+	if (!idgen_registry_parse(rname, SPI_getvalue(tup, desc, 2), &options, spec))
+		return false;
+	idgen_spec_set_clock(spec,
+						 idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull))),
+						 DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull)));
+	return true;
 }
 
 /*
- * Refuse a definition that would issue the IDs of snowflake_id(),
- * instagram_id() or another named generator (42710).  Caller is connected
- * to SPI.
+ * Refuse a definition that could issue an ID that snowflake_id(),
+ * instagram_id() or another named generator, dropped or not, may issue on
+ * this server (42710).  Time layouts are compared by what their bits mean
+ * (idgen_spec_time_overlap), counters by their signature.
+ *
+ * Every definition that can commit before ours is seen: the caller holds
+ * idgen_generator locked against other creations until its transaction
+ * ends, and the rows are read with a snapshot taken after that lock (the
+ * statement's own snapshot, or a repeatable-read transaction's, may
+ * predate a creation that committed while we waited).  Caller is
+ * connected to SPI.
  */
 static void
 idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table)
 {
-	char	   *mine = idgen_spec_signature(spec);
 	const char *other = NULL;
+	IdgenSpec  *fixed = palloc(sizeof(IdgenSpec));
+	SPIPlanPtr	plan;
 
-	if (strcmp(mine, idgen_fixed_signature("time:41 node:10 seq:12")) == 0)
+	idgen_fixed_spec("time:41 node:10 seq:12", fixed);
+	if (idgen_specs_collide(spec, fixed))
 		other = "snowflake_id()";
-	else if (strcmp(mine, idgen_fixed_signature("time:41 shard:13 seq:10")) == 0)
+	idgen_fixed_spec("time:41 shard:13 seq:10", fixed);
+	if (other == NULL && idgen_specs_collide(spec, fixed))
 		other = "instagram_id()";
-	else
-	{
-		if (SPI_execute(psprintf("SELECT name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment FROM %s",
-								 table), true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read idgen_generator");
-		for (uint64 r = 0; r < SPI_processed && other == NULL; r++)
-		{
-			HeapTuple	tup = SPI_tuptable->vals[r];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			bool		isnull;
-			char	   *rname = SPI_getvalue(tup, desc, 1);
-			IdgenCounterOptions options;
-			IdgenSpec  *rspec = palloc(sizeof(IdgenSpec));
-			Datum		d;
 
-			if (strcmp(rname, name) == 0)
-				continue;
-			d = SPI_getbinval(tup, desc, 5, &isnull);
-			options.prefetch = isnull ? 0 : DatumGetInt32(d);
-			d = SPI_getbinval(tup, desc, 6, &isnull);
-			options.refill = isnull ? 0 : DatumGetInt32(d);
-			d = SPI_getbinval(tup, desc, 7, &isnull);
-			options.stripes = isnull ? 0 : DatumGetInt32(d);
-			options.owned = SPI_getvalue(tup, desc, 8);
-			d = SPI_getbinval(tup, desc, 9, &isnull);
-			options.segment = isnull ? 0 : DatumGetInt64(d);
-			if (!idgen_registry_parse(rname, SPI_getvalue(tup, desc, 2), &options, rspec))
-				continue;
-			idgen_spec_set_clock(rspec,
-								 idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull))),
-								 DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull)));
-			if (strcmp(mine, idgen_spec_signature(rspec)) == 0)
-				other = psprintf("generator \"%s\"", rname);
-		}
+	plan = SPI_prepare(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS " FROM %s", table),
+					   0, NULL);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, NULL, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, false, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen_generator");
+	for (uint64 r = 0; r < SPI_processed && other == NULL; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		char	   *rname = SPI_getvalue(tup, SPI_tuptable->tupdesc, 1);
+		IdgenSpec  *rspec = palloc(sizeof(IdgenSpec));
+
+		if (strcmp(rname, name) == 0 ||
+			!idgen_row_spec(tup, SPI_tuptable->tupdesc, rspec))
+			continue;
+		if (idgen_specs_collide(spec, rspec))
+			other = psprintf("generator \"%s\"", rname);
 	}
 	if (other != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("generator \"%s\" would issue the same IDs as %s", name, other),
-				 errdetail("Its fields, epoch and unit put the same bits in the same places; two generators with their own state would hand out the same IDs."),
+				 errdetail("Both count the same ticks (or values) in the same bits, and no bit that both fix on this server tells their IDs apart."),
 				 errhint("Use %s itself, or change the epoch, the layout or a constant field.", other)));
 }
 
@@ -1965,7 +2004,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	epoch = epoch_given ? spec.epoch_unix_ms : idgen_epoch_unix_ms;
 	unit = unit_given ? spec.unit_ms : 1;
 	if (!PG_ARGISNULL(2))
-		epoch = idgen_timestamptz_to_unix_ms(PG_GETARG_TIMESTAMPTZ(2));
+		epoch = idgen_epoch_to_unix_ms(PG_GETARG_TIMESTAMPTZ(2));
 	if (!PG_ARGISNULL(3))
 		unit = idgen_interval_to_unit_ms(PG_GETARG_INTERVAL_P(3));
 	idgen_spec_set_clock(&spec, epoch, unit);
@@ -2006,6 +2045,14 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 
 	canonical = idgen_spec_text(&spec);
 	table = idgen_registry_table();
+
+	/*
+	 * One creation at a time, to the end of its transaction: the check for
+	 * definitions that would issue the same IDs must see every one that can
+	 * commit (idgen_refuse_same_ids).  The lock is self-conflicting but
+	 * lets readers, the keeper's loads included, go on.
+	 */
+	LockRelationOid(idgen_registry_relid(), ShareRowExclusiveLock);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
@@ -2026,19 +2073,19 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		memset(nulls + 4, 'n', 5);
 
 	/* a name is never reused for another definition; re-creating un-drops */
-	ret = SPI_execute_with_args(psprintf("SELECT layout = $2 AND epoch = $3 AND unit_ms = $4"
-										 " AND prefetch IS NOT DISTINCT FROM $5 AND refill IS NOT DISTINCT FROM $6"
-										 " AND stripes IS NOT DISTINCT FROM $7 AND owned IS NOT DISTINCT FROM $8"
-										 " AND segment IS NOT DISTINCT FROM $9,"
-										 " dropped IS NOT NULL FROM %s WHERE name = $1 FOR UPDATE", table),
-								9, argtypes, values, nulls, false, 0);
+	ret = SPI_execute_with_args(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS ", dropped IS NOT NULL"
+										 " FROM %s WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+										 table),
+								1, argtypes, values, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read idgen_generator");
 	if (SPI_processed > 0)
 	{
 		bool		isnull;
-		bool		same = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		bool		dropped = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+		IdgenSpec  *had = palloc(sizeof(IdgenSpec));
+		bool		same = idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, had) &&
+			idgen_spec_same(had, &spec);
+		bool		dropped = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 10, &isnull));
 
 		if (!same)
 			ereport(ERROR,
@@ -2050,7 +2097,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("generator \"%s\" already exists", name)));
-		if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = NULL WHERE name = $1", table),
+		if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = NULL WHERE name OPERATOR(pg_catalog.=) $1", table),
 								  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not update idgen_generator");
 		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, true);
@@ -2087,7 +2134,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		 * started again at 0.
 		 */
 		if (spec.time_field < 0 &&
-			SPI_execute_with_args(psprintf("INSERT INTO %s_counter_state (name, reserved) SELECT $1, 0 WHERE NOT EXISTS (SELECT FROM %s_counter_state WHERE name = $1)",
+			SPI_execute_with_args(psprintf("INSERT INTO %s_counter_state (name, reserved) SELECT $1, 0 WHERE NOT EXISTS (SELECT FROM %s_counter_state WHERE name OPERATOR(pg_catalog.=) $1)",
 										   idgen_registry_schema_prefix(), idgen_registry_schema_prefix()),
 								  1, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into idgen_counter_state");
@@ -2122,7 +2169,7 @@ idgen_drop_generator(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(name);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args(psprintf("SELECT 1 FROM %s WHERE name = $1 AND dropped IS NULL FOR UPDATE",
+	if (SPI_execute_with_args(psprintf("SELECT 1 FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND dropped IS NULL FOR UPDATE",
 									   idgen_registry_table()),
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read idgen_generator");
@@ -2136,7 +2183,7 @@ idgen_drop_generator(PG_FUNCTION_ARGS)
 				 errmsg("generator \"%s\" may have issued IDs", name),
 				 errdetail("Dropping it stops it everywhere; its name stays reserved for this definition."),
 				 errhint("Call idgen_drop_generator('%s', force => true) to drop it.", name)));
-	if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = now() WHERE name = $1",
+	if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = pg_catalog.now() WHERE name OPERATOR(pg_catalog.=) $1",
 									   idgen_registry_table()),
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update idgen_generator");

@@ -107,7 +107,7 @@ idgen_status_lease(Datum *values, bool *nulls)
 	SpinLockAcquire(&lease->mutex);
 	copy = *lease;
 	SpinLockRelease(&lease->mutex);
-	valid = (pg_atomic_read_u32(&idgen_shared->lease_word.word) & IDGEN_LEASE_VALID) != 0;
+	valid = idgen_lease_word_valid(pg_atomic_read_u32(&idgen_shared->lease_word.word));
 
 	STATUS_SET(IDGEN_STATUS_LEASE_STATE,
 			   CStringGetTextDatum(idgen_lease_state_name(copy.state)));

@@ -104,6 +104,44 @@ like(error_of($b, 'SELECT instagram_id(9)'), qr/^55000: wall clock is behind the
 is($b->safe_psql('postgres', "SELECT instagram_id(3) > $released"), 't',
 	'so is shard 3\'s');
 
+# --- floors survive the extension being dropped and re-created ----------------
+# The keeper re-creates the extension in idgen.database; the floors it
+# held in memory must be durable again before the next restart.
+$b->safe_psql('postgres', 'DROP EXTENSION idgen CASCADE');
+wait_for_keeper($b);
+ok($b->poll_query_until('postgres',
+		'SELECT count(*) > 0 FROM idgen_shard_floor WHERE shard = 9'),
+	'the keeper writes shard 9\'s floor into the re-created extension');
+$b->stop('immediate');
+$b->start;
+wait_for_keeper($b);
+like(error_of($b, 'SELECT instagram_id(9)'), qr/^55000: wall clock is behind the instagram IDs already issued/,
+	'after a restart, shard 9 is still above its advanced ID');
+
+# --- a release never answers without the state it needs ------------------------
+# A's keeper cannot load (idgen.database owned by a role that is not a
+# superuser): release must fail, not return NULL, which the documented move
+# would pass to instagram_id_advance() as "no floor".
+my $superuser = $a->safe_psql('postgres', 'SELECT current_user');
+my $last4 = $a->safe_psql('postgres', 'SELECT max(instagram_id(4)) FROM generate_series(1, 1000)');
+$a->safe_psql('postgres', 'CREATE ROLE plain LOGIN; ALTER DATABASE postgres OWNER TO plain');
+$a->stop('immediate');
+$a->start;
+like(error_of($a, 'SELECT instagram_id_release(4)'), qr/^55000: /,
+	'with the keeper refusing to load, instagram_id_release() fails with 55000');
+like(error_of($a, 'SELECT instagram_id_release(NULL)'), qr/^22004: /,
+	'a NULL shard is an error');
+like(error_of($a, 'SELECT instagram_id_advance(4, NULL)'), qr/^22004: /,
+	'instagram_id_advance() with a NULL ID is an error, not a silent no-op');
+like(error_of($a, 'SELECT instagram_id_advance(4, NULL, true)'), qr/^22004: /,
+	'so is its three-argument form');
+$a->safe_psql('postgres', qq{ALTER DATABASE postgres OWNER TO "$superuser"});
+wait_for_keeper($a);
+is($a->safe_psql('postgres', "SELECT instagram_id_release(4) >= $last4"), 't',
+	'once the keeper has loaded, the released ID is at or above every ID issued before the restart');
+is($a->safe_psql('postgres', 'SELECT instagram_id_shard(instagram_id_release(5)) = 5'), 't',
+	'and a shard that never issued releases a floor of its own, never NULL');
+
 $a->stop;
 $b->stop;
 done_testing();

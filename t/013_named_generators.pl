@@ -29,7 +29,7 @@ $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('legacy', 'time:42 datacenter:3 worker:6 seq:12',
 	                              epoch => '2020-08-02 18:33:54.706+00');
 	SELECT idgen_create_generator('sony', 'sonyflake');
-	SELECT idgen_create_generator('shards', 'time:41 shard:6 seq:16', epoch => '2024-01-01+00');
+	SELECT idgen_create_generator('shards', 'time:41 shard:6 seq:16', epoch => '2023-01-01+00');
 	CREATE DATABASE app;
 });
 $node->safe_psql('app', q{

@@ -1,0 +1,66 @@
+--
+-- What a definition's bits mean: two definitions that could issue the same
+-- ID on this server (idgen.node_id = 37) are refused (42710), whatever their
+-- spelling; definitions that differ in a bit both fix, or count other ticks,
+-- are accepted.  And numbers past a layout's range give errors, never a
+-- wrapped value or a wrong date.
+--
+\set SHOW_CONTEXT never
+\c postgres
+\set SHOW_CONTEXT never
+
+CREATE FUNCTION pg_temp.try_create(n text, l text, e timestamptz DEFAULT NULL,
+                                   u interval DEFAULT NULL)
+RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM idgen_create_generator(n, l, epoch => e, unit => u);
+	RETURN 'created';
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLSTATE || ' ' || coalesce('same as ' || substring(SQLERRM FROM 'same IDs as (.*)$'), SQLERRM);
+END $$;
+
+-- in order: each row is tried after the ones above it
+CREATE TEMP TABLE cases (n serial, layout text, epoch timestamptz, unit interval, why text);
+INSERT INTO cases (layout, epoch, unit, why) VALUES
+  ('time:42 node:10 seq:12', NULL, NULL, '64 bits: its sign bit is never used, the rest is snowflake'),
+  ('time:41 dc:5 worker:5 seq:12', NULL, NULL, 'snowflake with the node split in two'),
+  ('time:41 tag:2=0 node:8 seq:12', NULL, NULL, '37 fits 8 bits, and the constant 0 fills the top two'),
+  ('time:41 seq:12 node:10', NULL, NULL, 'sequence values from 148 meet snowflake''s node bits'),
+  ('time:40 shard:13 seq:10', NULL, NULL, '63 bits: instagram''s effective time bits'),
+  ('time:41 node:13 seq:10', NULL, NULL, 'node 37 where instagram has its shard'),
+  ('time:41 shard:3 node:10 seq:10', NULL, NULL, 'a shard argument and node 37 inside instagram''s shard bits'),
+  ('time:41 tag:1=1 node:9 seq:12', NULL, NULL, 'bit 21 is 1 where snowflake''s node 37 has 0'),
+  ('time:41 flag:1=1 worker:9 seq:12', NULL, NULL, 'the generator just created, spelled otherwise'),
+  ('time:41 flag:1=1 worker:9 seq:12', '2022-06-01+00', NULL, 'another epoch counts other ticks'),
+  ('time:41 node:10 seq:12', NULL, '2 ms', 'another unit counts other ticks'),
+  ('time:40 node:11 seq:12', '2022-06-01+00', NULL, 'time one bit higher: other ticks'),
+  ('time:41 node:10 seq:12', '2022-06-01+00', '2 ms', 'the one with unit 2 ms differs in its epoch');
+
+SELECT n, layout, epoch IS NOT NULL AS own_epoch, unit, why,
+       pg_temp.try_create('same_' || n, layout, epoch, unit) AS outcome
+  FROM cases ORDER BY n;
+
+-- a name's earlier definition is compared by meaning too: the same
+-- definition spelled otherwise is "already exists", another is refused
+SELECT pg_temp.try_create('same_8', 'time:41  tag:1=1   node:9 seq:12') AS same_spacing;
+SELECT pg_temp.try_create('same_8', 'time:41 tag:1=1 node:9 seq:12', '2022-06-01+00') AS other_epoch;
+
+-- epochs must be finite: 22008
+SELECT pg_temp.try_create('inf_1', 'time:41 node:10 seq:12', '-infinity') AS minus_infinity;
+SELECT pg_temp.try_create('inf_2', 'time:41 node:10 seq:12', 'infinity') AS plus_infinity;
+
+-- a decoded time past what the layout and timestamptz can hold: 22008
+\set VERBOSITY terse
+SELECT idgen_decode_layout(9223372036854775807, 'time:63');
+SELECT idgen_decode_layout(9223372036854775807, 'time:63', unit => '1 day');
+SELECT idgen_decode_layout(1, 'time:41 node:10 seq:12', epoch => '-infinity');
+-- within range, decoding still works at the edges
+SELECT idgen_decode_layout(1 << 22, 'time:41 node:10 seq:12', epoch => '2000-01-01+00') AS one_ms;
+SELECT (idgen_decode_layout(((1::bigint << 41) - 1) << 22, 'time:41 node:10 seq:12',
+                            epoch => '2000-01-01+00') ->> 'time') AS last_ms;
+\set VERBOSITY default
+
+-- generators this file defined keep to themselves
+SELECT count(*) AS created FROM idgen_generator WHERE name LIKE 'same\_%';
+
+\c contrib_regression

@@ -1,0 +1,112 @@
+# Named generators at the edges of their definitions: two creations at
+# once cannot both define generators that issue the same IDs, and a time
+# field that has run out refuses for good, before and after a restart,
+# however far past its range the clock goes.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $node = PostgreSQL::Test::Cluster->new('edges');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 37
+});
+$node->start;
+wait_for_keeper($node);
+
+# --- two creations at once --------------------------------------------------
+# Session 1 creates race_a and keeps its transaction open; session 2
+# creates race_b with the same layout and epoch.  Session 2 must wait for
+# session 1 and then see race_a, whatever its own snapshot.
+my ($in1, $out1, $err1) = ('', '', '');
+my $s1 = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
+	'<', \$in1, '>', \$out1, '2>', \$err1,
+	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+$in1 .= "BEGIN;\nSELECT idgen_create_generator('race_a', 'time:41 tag:3=5 node:10 seq:9');\nSELECT 'created';\n";
+$s1->pump until $out1 =~ /created/ || $err1 ne '';
+is($err1, '', 'session 1 created race_a and holds its transaction open');
+
+my ($out2, $err2) = ('', '');
+my $s2 = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $node->connstr('postgres'), '-c',
+	  "SELECT idgen_create_generator('race_b', 'time:41 tag:3=5 worker:10 seq:9')" ],
+	'>', \$out2, '2>', \$err2,
+	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE query LIKE '%race_b%' AND wait_event_type = 'Lock'
+	   AND pid <> pg_backend_pid()}),
+	'session 2 waits for session 1 to end');
+$in1 .= "COMMIT;\n\\q\n";
+$s1->finish;
+$s2->finish;
+like($err2, qr/ERROR:\s+42710: generator "race_b" would issue the same IDs as generator "race_a"/,
+	'then it is refused: race_a has committed');
+is($node->safe_psql('postgres',
+		q{SELECT string_agg(name, ',' ORDER BY name) FROM idgen_generator WHERE name LIKE 'race%'}),
+	'race_a', 'only race_a is defined');
+
+# The same in a repeatable-read transaction, whose snapshot is older than
+# the creation it waited for.
+$in1 = $out1 = $err1 = '';
+$s1 = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
+	'<', \$in1, '>', \$out1, '2>', \$err1,
+	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+$in1 .= "BEGIN;\nSELECT idgen_create_generator('race_c', 'time:41 tag:3=6 node:10 seq:9');\nSELECT 'created';\n";
+$s1->pump until $out1 =~ /created/ || $err1 ne '';
+($out2, $err2) = ('', '');
+$s2 = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $node->connstr('postgres'), '-c',
+	  "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class; SELECT idgen_create_generator('race_d', 'time:41 tag:3=6 worker:10 seq:9'); COMMIT;" ],
+	'>', \$out2, '2>', \$err2,
+	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE query LIKE '%race_d%' AND wait_event_type = 'Lock'
+	   AND pid <> pg_backend_pid()}),
+	'a repeatable-read creation waits too');
+$in1 .= "COMMIT;\n\\q\n";
+$s1->finish;
+$s2->finish;
+like($err2, qr/ERROR:\s+42710: generator "race_d" would issue the same IDs as generator "race_c"/,
+	'and is refused, though its snapshot predates race_c');
+
+# --- a time field that has run out --------------------------------------------
+# 12 bits of 3 ms ticks: 12.3 s.  Its ticks shifted past the sequence's 51
+# bits would wrap once the clock passes 2^13 ticks (24.6 s), and IDs would
+# start again from the bottom: for the next 12.3 s a wrapped tick lies
+# within the range again, the window the checks below (and the restart
+# between them) fall into.
+my $epoch = $node->safe_psql('postgres', q{SELECT clock_timestamp() - interval '10 s'});
+$node->safe_psql('postgres', qq{
+	SELECT idgen_create_generator('brief', 'time:12 seq:51', epoch => '$epoch', unit => '3 ms')});
+my $last = $node->safe_psql('postgres', q{
+	SELECT max(id) FROM (SELECT idgen_next('brief') AS id FROM generate_series(1, 1000)) s});
+like($last, qr/^\d+$/, 'the generator issues within its range');
+ok($node->poll_query_until('postgres',
+		"SELECT clock_timestamp() > '$epoch'::timestamptz + interval '25 s'"),
+	'the clock is past twice the range');
+like(error_of($node, q{SELECT idgen_next('brief')}),
+	qr/^22008: brief ID range is exhausted/, 'the exhausted generator refuses with 22008');
+like(error_of($node, q{SELECT idgen_next_batch('brief', 10)}),
+	qr/^22008: brief ID range is exhausted/, 'so does a batch');
+
+$node->stop('immediate');
+$node->start;
+wait_for_keeper($node);
+like(error_of($node, q{SELECT idgen_next('brief')}),
+	qr/^22008: brief ID range is exhausted/, 'and after an immediate restart');
+like(error_of($node, q{SELECT idgen_next_batch('brief', 100000)}),
+	qr/^22008: brief ID range is exhausted/, 'for batches too');
+
+$node->stop;
+done_testing();
