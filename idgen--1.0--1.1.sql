@@ -8,16 +8,22 @@
 -- duplicates (see README, "Moving a shard").
 --
 
--- Durable floors set by instagram_id_advance(), kept by the keeper in the
--- database named by idgen.database (in other databases it stays empty).
--- Rows are only ever added; a shard's floor is its highest ID.  No index:
--- the keeper reads and writes it through the heap directly, by OID.
+-- Durable floors set by instagram_id_advance(), and releases made by
+-- instagram_id_release(), kept by the keeper in the database named by
+-- idgen.database (in other databases it stays empty).  Rows are only ever
+-- added; a shard's floor is its highest ID, and its row with the highest
+-- event says whether the shard is released on this server (true after
+-- instagram_id_release(), false after instagram_id_advance()).  WAL-logged,
+-- so a promoted standby keeps a release too.  No index: the keeper reads
+-- and writes it through the heap directly, by OID.
 CREATE TABLE idgen_shard_floor (
 	shard integer NOT NULL,
-	id bigint NOT NULL
+	id bigint NOT NULL,
+	released boolean NOT NULL DEFAULT false,
+	event bigint NOT NULL DEFAULT 0
 );
 COMMENT ON TABLE idgen_shard_floor IS
-'idgen: per-shard floors set by instagram_id_advance(); kept by the keeper';
+'idgen: per-shard floors set by instagram_id_advance() and releases by instagram_id_release(); kept by the keeper';
 REVOKE ALL ON TABLE idgen_shard_floor FROM PUBLIC;
 
 -- Stops the shard on this server at once, statements already running

@@ -173,16 +173,28 @@ typedef union IdgenIssuedPadded
 /*
  * Durable per-shard floors set by instagram_id_advance(), as positions.
  * pending is what callers asked for, durable what the keeper has committed
- * (table idgen_shard_floor); both only grow.  Protected by the keeper's
- * mutex.  applied is the idgen.shards bitmap the keeper last copied into
- * the generators' "owned" flags: only shards whose setting changed since
- * are copied again, so instagram_id_release() sticks until the setting
- * itself changes.
+ * (table idgen_shard_floor); both only grow.  A release is durable too:
+ * release_pending is a change asked for, released the state committed; a
+ * released shard is never owned here, whatever idgen.shards says, until
+ * instagram_id_advance() takes it back.  All protected by the keeper's
+ * mutex (the keeper reads its own writes without it).  applied is the
+ * idgen.shards bitmap the keeper last copied into the generators' "owned"
+ * flags: only shards whose setting changed since are copied again.
  */
+typedef enum IdgenReleaseChange
+{
+	IDGEN_RELEASE_KEEP = 0,		/* no change asked for */
+	IDGEN_RELEASE_RELEASE,		/* instagram_id_release() */
+	IDGEN_RELEASE_TAKE_BACK		/* instagram_id_advance() */
+} IdgenReleaseChange;
+
 typedef struct IdgenShardControl
 {
 	uint64		floor_pending[IDGEN_INSTAGRAM_NSHARDS];
 	uint64		floor_durable[IDGEN_INSTAGRAM_NSHARDS];
+	uint8		release_pending[IDGEN_INSTAGRAM_NSHARDS];	/* IdgenReleaseChange */
+	bool		released[IDGEN_INSTAGRAM_NSHARDS];	/* durably released here */
+	int64		last_event;		/* highest event of idgen_shard_floor */
 	uint8		applied[IDGEN_INSTAGRAM_NSHARDS / 8];
 } IdgenShardControl;
 
@@ -617,7 +629,8 @@ idgen_issued_node(const char *funcname, uint32 word)
 extern void idgen_keeper_register(void);
 extern void idgen_keeper_init(IdgenKeeper *keeper);
 extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
-extern void idgen_keeper_wait_floor(int32 shard, uint64 position,
+extern void idgen_keeper_wait_shard(int32 shard, uint64 position,
+									IdgenReleaseChange change,
 									int64 deadline);
 extern bool idgen_schema_trusted(Oid nspid);
 extern Oid	idgen_extension_schema(void);

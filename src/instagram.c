@@ -190,7 +190,13 @@ idgen_instagram_id_advance(PG_FUNCTION_ARGS)
 
 	position = idgen_instagram_position(id);
 	idgen_raise_position(&shared->instagram[shard].gen, position);
-	idgen_keeper_wait_floor(shard, position, idgen_reservation_deadline());
+
+	/*
+	 * Advancing a shard is how a server receives it: a release of it here
+	 * ends, durably, with the floor.
+	 */
+	idgen_keeper_wait_shard(shard, position, IDGEN_RELEASE_TAKE_BACK,
+							idgen_reservation_deadline());
 	PG_RETURN_VOID();
 }
 
@@ -236,10 +242,18 @@ idgen_instagram_id_release(PG_FUNCTION_ARGS)
 	last = gen->last;
 	SpinLockRelease(&gen->mutex);
 
+	/*
+	 * Make the release durable (and so replicated) before answering: a
+	 * restart, or a standby promoted in this server's place, must not
+	 * issue the shard again while its new server does.
+	 */
+	idgen_keeper_wait_shard(shard, last, IDGEN_RELEASE_RELEASE,
+							idgen_reservation_deadline());
+
 	if (idgen_owns_shard(shard))
 		ereport(WARNING,
 				(errmsg("shard %d is still listed in \"idgen.shards\"", shard),
-				 errdetail("It is released until the server restarts or the setting changes."),
+				 errdetail("It stays released on this server, also after a restart or a failover, until instagram_id_advance() is called for it here."),
 				 errhint("Remove shard %d from \"idgen.shards\" on this server and reload.",
 						 shard)));
 

@@ -142,6 +142,7 @@ static uint32 wait_event_reservation = 0;
 
 static void idgen_keeper_reserve_to(int64 target_ms);
 static void idgen_keeper_note_durable(int64 unix_ms);
+static void idgen_keeper_apply_shard(int32 shard);
 
 /* how often the keeper re-reads its durable state */
 #define IDGEN_KEEPER_CHECK_MS 2000
@@ -387,17 +388,22 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 
 /*
  * Ask the keeper to make "position" the durable floor of an instagram
- * shard, and wait until it has (instagram_id_advance).  The caller has
- * raised the generator itself already.
+ * shard, and the release change "change" durable, and wait until it has
+ * (instagram_id_advance, instagram_id_release).  The caller has raised or
+ * switched off the generator itself already.
  */
 void
-idgen_keeper_wait_floor(int32 shard, uint64 position, int64 deadline)
+idgen_keeper_wait_shard(int32 shard, uint64 position,
+						IdgenReleaseChange change, int64 deadline)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	IdgenShardControl *sc = &idgen_shared->shards;
+	bool		want_released = (change == IDGEN_RELEASE_RELEASE);
 
 	SpinLockAcquire(&keeper->mutex);
 	sc->floor_pending[shard] = Max(sc->floor_pending[shard], position);
+	if (change != IDGEN_RELEASE_KEEP)
+		sc->release_pending[shard] = (uint8) change;
 	keeper->floor_message[0] = '\0';
 	SpinLockRelease(&keeper->mutex);
 	pg_atomic_write_u32(&keeper->floors_pending, 1);
@@ -405,7 +411,7 @@ idgen_keeper_wait_floor(int32 shard, uint64 position, int64 deadline)
 	ConditionVariablePrepareToSleep(&keeper->cv);
 	for (;;)
 	{
-		uint64		durable;
+		bool		done;
 		IdgenKeeperState state;
 		Latch	   *latch;
 		char		message[sizeof(keeper->message)];
@@ -413,21 +419,24 @@ idgen_keeper_wait_floor(int32 shard, uint64 position, int64 deadline)
 		int64		remaining_ms;
 
 		SpinLockAcquire(&keeper->mutex);
-		durable = sc->floor_durable[shard];
+		done = sc->floor_durable[shard] >= position &&
+			(change == IDGEN_RELEASE_KEEP ||
+			 (sc->release_pending[shard] == IDGEN_RELEASE_KEEP &&
+			  sc->released[shard] == want_released));
 		state = keeper->state;
 		latch = keeper->latch;
 		strlcpy(message, keeper->message, sizeof(message));
 		strlcpy(floor_message, keeper->floor_message, sizeof(floor_message));
 		SpinLockRelease(&keeper->mutex);
 
-		if (durable >= position)
+		if (done)
 			break;
 		if (floor_message[0] != '\0')
 		{
 			ConditionVariableCancelSleep();
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("the new floor of shard %d could not be made durable", shard),
+					 errmsg("the new floor or release of shard %d could not be made durable", shard),
 					 errdetail("%s.", floor_message)));
 		}
 		remaining_ms = deadline - idgen_clock_monotonic_ms();
@@ -796,10 +805,12 @@ idgen_keeper_write_sequence(Oid seqoid, int64 value)
 							   Int64GetDatum(value));
 }
 
+#define IDGEN_FLOOR_NCOLUMNS 4
+
 /*
  * Open idgen_shard_floor and check that it is a plain heap table of
- * (integer, bigint) without indexes, which is all the keeper's direct heap
- * access handles.
+ * (integer, bigint, boolean, bigint) without indexes, which is all the
+ * keeper's direct heap access handles.
  */
 static Relation
 idgen_keeper_open_floors(Oid relid, LOCKMODE lockmode)
@@ -808,11 +819,15 @@ idgen_keeper_open_floors(Oid relid, LOCKMODE lockmode)
 	TupleDesc	desc = RelationGetDescr(rel);
 
 	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID ||
-		desc->natts != 2 ||
+		desc->natts != IDGEN_FLOOR_NCOLUMNS ||
 		TupleDescAttr(desc, 0)->atttypid != INT4OID ||
 		TupleDescAttr(desc, 0)->attisdropped ||
 		TupleDescAttr(desc, 1)->atttypid != INT8OID ||
 		TupleDescAttr(desc, 1)->attisdropped ||
+		TupleDescAttr(desc, 2)->atttypid != BOOLOID ||
+		TupleDescAttr(desc, 2)->attisdropped ||
+		TupleDescAttr(desc, 3)->atttypid != INT8OID ||
+		TupleDescAttr(desc, 3)->attisdropped ||
 		rel->rd_rel->relhasindex)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -823,104 +838,162 @@ idgen_keeper_open_floors(Oid relid, LOCKMODE lockmode)
 	return rel;
 }
 
+/* One row of idgen_shard_floor, decoded here only. */
+typedef struct IdgenFloorRow
+{
+	int32		shard;
+	uint64		position;
+	bool		released;
+	int64		event;
+} IdgenFloorRow;
+
+/* Decode a row; false for one that names no shard (altered by hand). */
+static bool
+idgen_keeper_floor_row(Relation rel, HeapTuple tup, IdgenFloorRow *row)
+{
+	Datum		values[IDGEN_FLOOR_NCOLUMNS];
+	bool		nulls[IDGEN_FLOOR_NCOLUMNS];
+	int64		id;
+
+	heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
+	for (int i = 0; i < IDGEN_FLOOR_NCOLUMNS; i++)
+		if (nulls[i])
+			return false;
+	row->shard = DatumGetInt32(values[0]);
+	id = DatumGetInt64(values[1]);
+	if (row->shard < 0 || row->shard > IDGEN_INSTAGRAM_MAX_SHARD || id < 0)
+		return false;
+	row->position = idgen_instagram_position(id);
+	row->released = DatumGetBool(values[2]);
+	row->event = DatumGetInt64(values[3]);
+	return true;
+}
+
 /*
- * Apply the durable shard floors to fresh shared memory.  The table only
- * ever gains rows; a shard's floor is its highest.
+ * Read the whole table: each shard's floor (its highest position) and
+ * whether its latest event released it.
+ */
+static void
+idgen_keeper_read_floors(Oid relid, uint64 *floors, bool *released,
+						 int64 *last_event)
+{
+	Relation	rel = idgen_keeper_open_floors(relid, AccessShareLock);
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	HeapTuple	tup;
+	int64	   *latest = palloc0(sizeof(int64) * IDGEN_INSTAGRAM_NSHARDS);
+
+	*last_event = 0;
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		IdgenFloorRow row;
+
+		if (!idgen_keeper_floor_row(rel, tup, &row))
+			continue;
+		floors[row.shard] = Max(floors[row.shard], row.position);
+		if (row.event >= latest[row.shard])
+		{
+			latest[row.shard] = row.event;
+			released[row.shard] = row.released;
+		}
+		*last_event = Max(*last_event, row.event);
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	pfree(latest);
+}
+
+/*
+ * Apply the durable shard floors and releases to fresh shared memory,
+ * before any reservation is published: a released shard is switched off
+ * before it could issue, whatever idgen.shards says.
  */
 static void
 idgen_keeper_load_floors(Oid relid)
 {
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	IdgenShardControl *sc = &idgen_shared->shards;
-	Relation	rel = idgen_keeper_open_floors(relid, AccessShareLock);
-	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
-	HeapTuple	tup;
+	uint64	   *floors = palloc0(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
+	bool	   *released = palloc0(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
+	int64		last_event;
 
-	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	idgen_keeper_read_floors(relid, floors, released, &last_event);
+	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 	{
-		Datum		values[2];
-		bool		nulls[2];
-		int32		shard;
-		int64		id;
-		uint64		position;
+		IdgenGenerator *gen = &idgen_shared->instagram[i].gen;
 
-		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
-		if (nulls[0] || nulls[1])
-			continue;
-		shard = DatumGetInt32(values[0]);
-		id = DatumGetInt64(values[1]);
-		if (shard < 0 || shard > IDGEN_INSTAGRAM_MAX_SHARD || id < 0)
-			continue;
-		position = idgen_instagram_position(id);
-		idgen_raise_position(&idgen_shared->instagram[shard].gen, position);
-		sc->floor_durable[shard] = Max(sc->floor_durable[shard], position);
-		sc->floor_pending[shard] = Max(sc->floor_pending[shard], position);
+		if (floors[i] > 0)
+			idgen_raise_position(gen, floors[i]);
+		if (released[i])
+		{
+			SpinLockAcquire(&gen->mutex);
+			gen->owned = false;
+			SpinLockRelease(&gen->mutex);
+		}
 	}
-	table_endscan(scan);
-	table_close(rel, AccessShareLock);
+	SpinLockAcquire(&keeper->mutex);
+	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
+	{
+		sc->floor_durable[i] = Max(sc->floor_durable[i], floors[i]);
+		sc->floor_pending[i] = Max(sc->floor_pending[i], floors[i]);
+		sc->released[i] = released[i];
+	}
+	sc->last_event = Max(sc->last_event, last_event);
+	SpinLockRelease(&keeper->mutex);
 }
 
 /*
  * The table of shard floors this keeper last read or wrote: another OID
  * means the extension was dropped and re-created in idgen.database while
- * shared memory lived, and took the durable floors with it.
+ * shared memory lived, and took the durable floors and releases with it.
  */
 static Oid	keeper_floors_relid = InvalidOid;
 
 /*
- * Make every floor this shared memory holds durable again in table relid,
- * if the table is not the one they were written to: a floor that is only
- * in memory would be lost at the next restart, and its shard would issue
- * below it.  Marks the missing ones pending; idgen_keeper_persist_floors()
- * writes them.
+ * Make every floor and release this shared memory holds durable again in
+ * table relid, if the table is not the one they were written to: one that
+ * is only in memory would be lost at the next restart, and its shard would
+ * issue below its floor, or issue again after its release.  Marks them
+ * pending; idgen_keeper_persist_floors() writes them.
  */
 static void
 idgen_keeper_recheck_floors(Oid relid)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	IdgenShardControl *sc = &idgen_shared->shards;
-	Relation	rel;
-	TableScanDesc scan;
-	HeapTuple	tup;
-	uint64	   *found;
+	uint64	   *floors;
+	bool	   *released;
+	int64		last_event;
 	bool		missing = false;
 
 	if (relid == keeper_floors_relid)
 		return;
-	found = palloc0(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
-	rel = idgen_keeper_open_floors(relid, AccessShareLock);
-	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
-	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
-	{
-		Datum		values[2];
-		bool		nulls[2];
-		int32		shard;
-		int64		id;
-
-		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
-		if (nulls[0] || nulls[1])
-			continue;
-		shard = DatumGetInt32(values[0]);
-		id = DatumGetInt64(values[1]);
-		if (shard < 0 || shard > IDGEN_INSTAGRAM_MAX_SHARD || id < 0)
-			continue;
-		found[shard] = Max(found[shard], idgen_instagram_position(id));
-	}
-	table_endscan(scan);
-	table_close(rel, AccessShareLock);
+	floors = palloc0(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
+	released = palloc0(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
+	idgen_keeper_read_floors(relid, floors, released, &last_event);
 
 	SpinLockAcquire(&keeper->mutex);
 	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
-		if (sc->floor_durable[i] > found[i])
+	{
+		if (sc->floor_durable[i] > floors[i])
 		{
 			/* floor_pending >= the old floor_durable: rewritten from it */
-			sc->floor_durable[i] = found[i];
+			sc->floor_durable[i] = floors[i];
 			missing = true;
 		}
+		if (sc->released[i] != released[i] &&
+			sc->release_pending[i] == IDGEN_RELEASE_KEEP)
+		{
+			sc->release_pending[i] = sc->released[i] ?
+				IDGEN_RELEASE_RELEASE : IDGEN_RELEASE_TAKE_BACK;
+			missing = true;
+		}
+	}
+	sc->last_event = Max(sc->last_event, last_event);
 	SpinLockRelease(&keeper->mutex);
 	if (missing)
 	{
 		ereport(LOG,
-				(errmsg("idgen keeper: restoring shard floors in database \"%s\"",
+				(errmsg("idgen keeper: restoring shard floors and releases in database \"%s\"",
 						idgen_database)));
 		pg_atomic_write_u32(&keeper->floors_pending, 1);
 	}
@@ -1177,8 +1250,10 @@ idgen_keeper_reserve_to(int64 target_ms)
 }
 
 /*
- * Commit the shard floors instagram_id_advance() asked for, then tell the
- * waiting callers.  A floor is a row (shard, id); rows are only added.
+ * Commit the shard floors and releases that instagram_id_advance() and
+ * instagram_id_release() asked for, then tell the waiting callers.  Each
+ * shard that needs either gets one row: its floor, whether it is released
+ * after this change, and the next event number.  Rows are only added.
  */
 static void
 idgen_keeper_persist_floors(void)
@@ -1188,31 +1263,36 @@ idgen_keeper_persist_floors(void)
 	IdgenKeeperObjects objs;
 	int32	   *shards;
 	uint64	   *positions;
+	uint8	   *changes;
+	bool	   *released;
+	int64		event;
 	int			n = 0;
 	Relation	rel;
 
 	if (pg_atomic_exchange_u32(&keeper->floors_pending, 0) == 0)
 		return;
 
-	/*
-	 * Scan without the mutex (the generators' slow path takes it): each
-	 * value is one aligned 64-bit word, floor_durable is written only by
-	 * this process, and a request posted after this scan sets
-	 * floors_pending again.
-	 */
 	shards = palloc(sizeof(int32) * IDGEN_INSTAGRAM_NSHARDS);
 	positions = palloc(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
-	pg_memory_barrier();
+	changes = palloc(sizeof(uint8) * IDGEN_INSTAGRAM_NSHARDS);
+	released = palloc(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
+	SpinLockAcquire(&keeper->mutex);
 	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 	{
-		uint64		pending = ((volatile uint64 *) sc->floor_pending)[i];
+		uint8		change = sc->release_pending[i];
 
-		if (pending > sc->floor_durable[i])
+		if (sc->floor_pending[i] > sc->floor_durable[i] ||
+			change != IDGEN_RELEASE_KEEP)
 		{
 			shards[n] = i;
-			positions[n++] = pending;
+			positions[n] = Max(sc->floor_pending[i], sc->floor_durable[i]);
+			changes[n] = change;
+			released[n++] = change == IDGEN_RELEASE_KEEP ? sc->released[i] :
+				change == IDGEN_RELEASE_RELEASE;
 		}
 	}
+	event = sc->last_event;
+	SpinLockRelease(&keeper->mutex);
 	if (n == 0)
 		return;
 
@@ -1232,23 +1312,38 @@ idgen_keeper_persist_floors(void)
 	rel = idgen_keeper_open_floors(objs.floors, RowExclusiveLock);
 	for (int i = 0; i < n; i++)
 	{
-		Datum		values[2];
-		bool		nulls[2] = {false, false};
-		uint64		p = positions[i];
+		Datum		values[IDGEN_FLOOR_NCOLUMNS];
+		bool		nulls[IDGEN_FLOOR_NCOLUMNS] = {false, false, false, false};
 
 		values[0] = Int32GetDatum(shards[i]);
-		values[1] = Int64GetDatum(idgen_instagram_id_at(p, shards[i]));
+		values[1] = Int64GetDatum(idgen_instagram_id_at(positions[i], shards[i]));
+		values[2] = BoolGetDatum(released[i]);
+		values[3] = Int64GetDatum(event + 1 + i);
 		simple_heap_insert(rel, heap_form_tuple(RelationGetDescr(rel),
 												values, nulls));
 	}
 	table_close(rel, RowExclusiveLock);
 	idgen_keeper_commit_durably("a shard floor");
+	keeper_floors_relid = objs.floors;
 
 	SpinLockAcquire(&keeper->mutex);
 	for (int i = 0; i < n; i++)
-		sc->floor_durable[shards[i]] = Max(sc->floor_durable[shards[i]],
-										   positions[i]);
+	{
+		int32		shard = shards[i];
+
+		sc->floor_durable[shard] = Max(sc->floor_durable[shard], positions[i]);
+		sc->released[shard] = released[i];
+		/* a change asked for while we wrote waits for the next round */
+		if (sc->release_pending[shard] == changes[i])
+			sc->release_pending[shard] = IDGEN_RELEASE_KEEP;
+	}
+	sc->last_event = Max(sc->last_event, event + n);
 	SpinLockRelease(&keeper->mutex);
+
+	/* a shard taken back issues again if idgen.shards lists it */
+	for (int i = 0; i < n; i++)
+		if (changes[i] == IDGEN_RELEASE_TAKE_BACK)
+			idgen_keeper_apply_shard(shards[i]);
 	ConditionVariableBroadcast(&keeper->cv);
 }
 
@@ -1277,6 +1372,36 @@ idgen_keeper_extend_counters(void)
 }
 
 /*
+ * Set one shard generator's "owned" flag from idgen.shards as the keeper
+ * read it and from its durable release, and note the setting as applied.
+ * Keeper only.
+ */
+static void
+idgen_keeper_apply_shard(int32 shard)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenShardControl *sc = &idgen_shared->shards;
+	IdgenGenerator *gen = &idgen_shared->instagram[shard].gen;
+	uint8	   *applied = sc->applied;
+	bool		listed = idgen_owns_shard(shard);
+	bool		released;
+
+	/* a release being made durable counts already */
+	SpinLockAcquire(&keeper->mutex);
+	released = sc->released[shard] ||
+		sc->release_pending[shard] == IDGEN_RELEASE_RELEASE;
+	SpinLockRelease(&keeper->mutex);
+
+	SpinLockAcquire(&gen->mutex);
+	gen->owned = listed && !released;
+	SpinLockRelease(&gen->mutex);
+	if (listed)
+		applied[shard >> 3] |= (uint8) (1 << (shard & 7));
+	else
+		applied[shard >> 3] &= (uint8) ~(1 << (shard & 7));
+}
+
+/*
  * Copy changes of idgen.shards (as this process last read it) into the
  * generators' owned flags.  Only shards whose setting changed since the
  * last copy are touched, so a shard released with instagram_id_release()
@@ -1294,17 +1419,8 @@ idgen_keeper_apply_shards(void)
 		if (changed == 0)
 			continue;
 		for (int bit = 0; bit < 8; bit++)
-		{
-			IdgenGenerator *gen;
-
-			if (((changed >> bit) & 1) == 0)
-				continue;
-			gen = &idgen_shared->instagram[byte * 8 + bit].gen;
-			SpinLockAcquire(&gen->mutex);
-			gen->owned = (idgen_owned_shards[byte] >> bit) & 1;
-			SpinLockRelease(&gen->mutex);
-		}
-		applied[byte] = idgen_owned_shards[byte];
+			if ((changed >> bit) & 1)
+				idgen_keeper_apply_shard(byte * 8 + bit);
 	}
 }
 

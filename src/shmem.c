@@ -70,6 +70,11 @@ idgen_shmem_startup(void)
 			   sizeof(idgen_shared->shards.floor_pending));
 		memset(idgen_shared->shards.floor_durable, 0,
 			   sizeof(idgen_shared->shards.floor_durable));
+		memset(idgen_shared->shards.release_pending, 0,
+			   sizeof(idgen_shared->shards.release_pending));
+		memset(idgen_shared->shards.released, 0,
+			   sizeof(idgen_shared->shards.released));
+		idgen_shared->shards.last_event = 0;
 		memcpy(idgen_shared->shards.applied, idgen_owned_shards,
 			   sizeof(idgen_shared->shards.applied));
 	}

@@ -142,6 +142,27 @@ is($a->safe_psql('postgres', "SELECT instagram_id_release(4) >= $last4"), 't',
 is($a->safe_psql('postgres', 'SELECT instagram_id_shard(instagram_id_release(5)) = 5'), 't',
 	'and a shard that never issued releases a floor of its own, never NULL');
 
+# --- a release is durable ------------------------------------------------------
+# Shard 3 was released on A.  Listing it in idgen.shards again, or a
+# restart, must not let A issue it while B does; advancing it on A above
+# B's IDs takes it back.
+$a->safe_psql('postgres', "ALTER SYSTEM SET idgen.shards = '0-7'; SELECT pg_reload_conf()");
+ok($a->poll_query_until('postgres', q{SELECT current_setting('idgen.shards') = '0-7'}),
+	'A lists shard 3 again');
+like(error_of($a, 'SELECT instagram_id(3)'), qr/^22023: shard 3 is not owned/,
+	'A still refuses the released shard 3');
+$a->stop('immediate');
+$a->start;
+wait_for_keeper($a);
+like(error_of($a, 'SELECT instagram_id(3)'), qr/^22023: shard 3 is not owned/,
+	'and after an immediate restart');
+my $b_last3 = $b->safe_psql('postgres', 'SELECT instagram_id_release(3)');
+$a->safe_psql('postgres', "SELECT instagram_id_advance(3, $b_last3, true)");
+is($a->safe_psql('postgres', "SELECT instagram_id(3) > $b_last3"), 't',
+	'advancing shard 3 on A above B\'s last ID takes it back');
+like(error_of($b, 'SELECT instagram_id(3)'), qr/^22023: shard 3 is not owned/,
+	'while B, which released it, refuses it');
+
 $a->stop;
 $b->stop;
 done_testing();

@@ -228,6 +228,11 @@ like(etcd_get('/idgen/node/5'), qr/"port": ${\ $na->port}\b/,
 is($na->safe_psql('postgres',
 		'SELECT snowflake_id_node(snowflake_id()) = lease_node_id FROM idgen_status()'),
 	't', 'a issues under node id 5');
+is($na->safe_psql('postgres', 'SELECT node_id, lease_node_id FROM idgen_status()'),
+	'5|5', 'idgen_status() shows node id 5, never the lease word\'s claim count');
+is(error_of($na, q{SELECT idgen_create_generator('ten_bits', 'time:41 node:10 seq:12',
+		epoch => '2022-06-01+00')}),
+	'no error', 'node id 5 fits a 10-bit node field under a lease');
 
 my $nb = lease_node('b', 5);
 $nb->start;
