@@ -29,7 +29,7 @@ PGFILEDESC = "idgen - time-ordered 64-bit unique IDs"
 # Each suite starts its own server preloaded with idgen (see idgen.conf),
 # so "make installcheck" needs no running server.
 REGRESS = markings status layout builders generate errors usage shards privileges \
-	batch uuid named counter definitions codec convert
+	batch uuid named counter definitions grants codec convert
 REGRESS_OPTS = --temp-instance=./tmp_check_regress --temp-config=idgen.conf
 ISOLATION = interleave uuid_order
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=idgen.conf

@@ -167,6 +167,35 @@ CREATE TRIGGER idgen_generator_guard_truncate
 	BEFORE TRUNCATE ON idgen_generator
 	FOR EACH STATEMENT EXECUTE FUNCTION idgen_generator_guard();
 
+-- Who may draw IDs from a named generator, in every database: superusers,
+-- and the grantees here (a NULL grantee is PUBLIC) with their members.
+-- Written only by idgen_grant_generator() and idgen_revoke_generator();
+-- read by the keeper, by OID.
+CREATE TABLE idgen_generator_grant (
+	name text NOT NULL,
+	grantee regrole
+);
+COMMENT ON TABLE idgen_generator_grant IS
+'idgen: who may draw from each named generator (in idgen.database); NULL grantee = PUBLIC';
+REVOKE ALL ON TABLE idgen_generator_grant FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('idgen_generator_grant', '');
+
+CREATE FUNCTION idgen_grant_generator(name text, role text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_grant_generator'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+COMMENT ON FUNCTION idgen_grant_generator(text, text) IS
+'let a role (and its members), or PUBLIC, draw IDs from a named generator in every database; superuser, in idgen.database';
+REVOKE EXECUTE ON FUNCTION idgen_grant_generator(text, text) FROM PUBLIC;
+
+CREATE FUNCTION idgen_revoke_generator(name text, role text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_revoke_generator'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+COMMENT ON FUNCTION idgen_revoke_generator(text, text) IS
+'take back what idgen_grant_generator() gave; superuser, in idgen.database';
+REVOKE EXECUTE ON FUNCTION idgen_revoke_generator(text, text) FROM PUBLIC;
+
 -- Counter generators' durable reservations, one row each, kept by the
 -- keeper (by OID, through the heap: no index).
 CREATE TABLE idgen_counter_state (

@@ -652,6 +652,7 @@ extern void idgen_registry_raise_node_floors(int64 floor_unix_ms);
 extern void idgen_registry_raise_node_counters(void);
 extern void idgen_registry_note_node_counters(void);
 extern void idgen_registry_load(Oid relid);
+extern void idgen_registry_load_grants(Oid relid);
 extern uint64 idgen_registry_load_requests(void);
 extern bool idgen_registry_load_requested(uint64 requests);
 extern void idgen_registry_loads_served(uint64 requests);

@@ -128,6 +128,7 @@ typedef struct IdgenKeeperObjects
 	Oid			floors;			/* table idgen_shard_floor; invalid in 1.0 */
 	Oid			registry;		/* table idgen_generator; invalid in 1.0 */
 	Oid			counters;		/* table idgen_counter_state; invalid in 1.0 */
+	Oid			grants;			/* table idgen_generator_grant; invalid in 1.0 */
 } IdgenKeeperObjects;
 
 /* reset at every turn of the worker's loop */
@@ -697,6 +698,11 @@ idgen_keeper_note_member(Oid relid, IdgenKeeperObjects *objs)
 		slot = &objs->counters;
 		kind = RELKIND_RELATION;
 	}
+	else if (strcmp(NameStr(cls->relname), "idgen_generator_grant") == 0)
+	{
+		slot = &objs->grants;
+		kind = RELKIND_RELATION;
+	}
 	if (slot != NULL)
 	{
 		if (cls->relkind != kind ||
@@ -754,6 +760,7 @@ idgen_keeper_find_objects(IdgenKeeperObjects *objs)
 	objs->floors = InvalidOid;
 	objs->registry = InvalidOid;
 	objs->counters = InvalidOid;
+	objs->grants = InvalidOid;
 
 	rel = table_open(DependRelationId, AccessShareLock);
 	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
@@ -1137,6 +1144,8 @@ idgen_keeper_load(void)
 	}
 	if (OidIsValid(objs.registry))
 		idgen_registry_load(objs.registry);
+	if (OidIsValid(objs.registry) && OidIsValid(objs.grants))
+		idgen_registry_load_grants(objs.grants);
 	if (OidIsValid(objs.counters))
 		idgen_registry_load_counters(objs.counters);
 

@@ -57,6 +57,7 @@
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/shmem.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -73,6 +74,9 @@ typedef enum IdgenSlotState
 	IDGEN_SLOT_DROPPED,
 	IDGEN_SLOT_REFUSED			/* definition changed, or node id too wide */
 } IdgenSlotState;
+
+/* roles one generator may be granted to, PUBLIC aside */
+#define IDGEN_MAX_GRANTEES 32
 
 typedef struct IdgenNamedSlot
 {
@@ -103,6 +107,16 @@ typedef struct IdgenNamedSlot
 	uint64		counter_published_next; /* next value at the last publish */
 	int64		counter_published_us;	/* monotonic time of that publish */
 	uint64		counter_commit_taken;	/* values taken during its commit */
+	/*
+	 * Who may draw from the generator besides superusers (table
+	 * idgen_generator_grant): PUBLIC, or these roles and their members.
+	 * Written by the keeper under the registry mutex; acl_version is bumped
+	 * after each change, so a call site re-checks only then.
+	 */
+	pg_atomic_uint32 acl_version;
+	bool		acl_public;
+	int			acl_n;
+	Oid			acl_roles[IDGEN_MAX_GRANTEES];
 	bool		state_loaded;	/* durable state applied (keeper only) */
 	bool		state_rewrite;	/* durable state missing or low (keeper only) */
 	int64		state_changed_ms;	/* monotonic ms of a drop/re-create commit */
@@ -488,6 +502,7 @@ idgen_registry_install(const char *name, const char *layout_text,
 		}
 	}
 	pg_atomic_init_u32(&slot->state, IDGEN_SLOT_REFUSED);
+	pg_atomic_init_u32(&slot->acl_version, 1);
 	pg_atomic_init_u64(&slot->counter_reserved, 0);
 	pg_atomic_init_u64(&slot->counter_want, 0);
 	pg_atomic_init_u64(&slot->counter_wake, PG_UINT64_MAX);
@@ -879,6 +894,80 @@ idgen_registry_load(Oid relid)
 	table_close(rel, AccessShareLock);
 }
 
+/*
+ * Load who may draw from each generator (table idgen_generator_grant,
+ * relid): rows (name, grantee), a NULL grantee meaning PUBLIC.  A slot
+ * whose grants changed gets them under the registry mutex and a new
+ * acl_version.  Keeper only, after idgen_registry_load().
+ */
+void
+idgen_registry_load_grants(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	TableScanDesc scan;
+	HeapTuple	tup;
+	bool	   *pub;
+	int		   *nroles;
+	Oid		   *roles;
+
+	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID || desc->natts != 2 ||
+		TupleDescAttr(desc, 0)->atttypid != TEXTOID ||
+		TupleDescAttr(desc, 1)->atttypid != REGROLEOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen's table idgen_generator_grant in database \"%s\" has been altered",
+						idgen_database)));
+	pub = palloc0(sizeof(bool) * Max(n, 1));
+	nroles = palloc0(sizeof(int) * Max(n, 1));
+	roles = palloc0(sizeof(Oid) * Max(n, 1) * IDGEN_MAX_GRANTEES);
+
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[2];
+		bool		nulls[2];
+		char	   *name;
+		int			i;
+
+		heap_deform_tuple(tup, desc, values, nulls);
+		if (nulls[0])
+			continue;
+		name = TextDatumGetCString(values[0]);
+		i = strlen(name) < NAMEDATALEN ? idgen_registry_find(name) : -1;
+		if (i < 0 || (uint32) i >= n)
+			continue;
+		if (nulls[1])
+			pub[i] = true;
+		else if (nroles[i] < IDGEN_MAX_GRANTEES)
+			roles[i * IDGEN_MAX_GRANTEES + nroles[i]++] = DatumGetObjectId(values[1]);
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[i];
+		bool		changed;
+
+		SpinLockAcquire(&registry->mutex);
+		changed = slot->acl_public != pub[i] || slot->acl_n != nroles[i] ||
+			memcmp(slot->acl_roles, &roles[i * IDGEN_MAX_GRANTEES],
+				   sizeof(Oid) * nroles[i]) != 0;
+		if (changed)
+		{
+			slot->acl_public = pub[i];
+			slot->acl_n = nroles[i];
+			memcpy(slot->acl_roles, &roles[i * IDGEN_MAX_GRANTEES],
+				   sizeof(Oid) * nroles[i]);
+		}
+		SpinLockRelease(&registry->mutex);
+		if (changed)
+			pg_atomic_fetch_add_u32(&slot->acl_version, 1);
+	}
+}
+
 /* ---- the backends' side ---- */
 
 /* idgen_next() and friends need the preload, and the registry. */
@@ -1023,6 +1112,8 @@ typedef struct IdgenNamedCache
 	uint64		random_mask;	/* in place; 0 if none */
 	bool		counter;		/* a counter layout (no time field) */
 	bool		leased;			/* embeds the node id under a lease */
+	Oid			usage_user;		/* the user last allowed to draw here */
+	uint32		usage_version;	/* the slot's acl_version then */
 } IdgenNamedCache;
 
 /*
@@ -1077,6 +1168,7 @@ idgen_named_cache_lookup(FunctionCallInfo fcinfo, bool allow_dropped)
 			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(IdgenNamedCache));
 	cache->constant_name = false;	/* invalid until complete */
 	cache->namelen = -1;
+	cache->usage_user = InvalidOid;
 	cache->slot = idgen_registry_lookup(cname, allow_dropped);
 	spec = &registry_slots[cache->slot].spec;
 	idgen_slot_layout(cache->slot, &cache->layout);
@@ -1113,6 +1205,53 @@ idgen_named_cache(FunctionCallInfo fcinfo, bool allow_dropped)
 	if (likely(cache != NULL && cache->constant_name))
 		return cache;
 	return idgen_named_cache_lookup(fcinfo, allow_dropped);
+}
+
+/*
+ * May the current user draw from the generator?  Superusers may; others
+ * if it is granted to PUBLIC or to a role whose privileges they have
+ * (idgen_grant_generator), as USAGE on a sequence.  42501 otherwise.
+ */
+static pg_noinline void
+idgen_named_check_usage_slow(IdgenNamedCache *cache)
+{
+	IdgenNamedSlot *slot = &registry_slots[cache->slot];
+	Oid			user = GetUserId();
+	uint32		version = pg_atomic_read_u32(&slot->acl_version);
+	bool		pub;
+	int			n;
+	Oid			roles[IDGEN_MAX_GRANTEES];
+	bool		allowed;
+
+	pg_read_barrier();
+	SpinLockAcquire(&registry->mutex);
+	pub = slot->acl_public;
+	n = slot->acl_n;
+	memcpy(roles, slot->acl_roles, sizeof(Oid) * n);
+	SpinLockRelease(&registry->mutex);
+
+	allowed = pub || superuser_arg(user);
+	for (int i = 0; i < n && !allowed; i++)
+		allowed = has_privs_of_role(user, roles[i]);
+	if (!allowed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for generator \"%s\"", slot->name),
+				 errhint("A superuser can grant it with idgen_grant_generator('%s', role) in database \"%s\".",
+						 slot->name, idgen_database)));
+	cache->usage_user = user;
+	cache->usage_version = version;
+}
+
+/* The hot path's part of it: two comparisons once a call site is allowed. */
+static inline void
+idgen_named_check_usage(IdgenNamedCache *cache)
+{
+	if (likely(cache->usage_user == GetUserId() &&
+			   cache->usage_version ==
+			   pg_atomic_read_u32(&registry_slots[cache->slot].acl_version)))
+		return;
+	idgen_named_check_usage_slow(cache);
 }
 
 /* The shard argument (argno) of a call: given iff the layout has one. */
@@ -1308,6 +1447,7 @@ idgen_next(PG_FUNCTION_ARGS)
 
 	idgen_registry_require("idgen_next");
 	cache = idgen_named_cache(fcinfo, false);
+	idgen_named_check_usage(cache);
 	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 1);
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id("idgen_next");
@@ -1338,6 +1478,7 @@ idgen_next_int(PG_FUNCTION_ARGS)
 
 	idgen_registry_require("idgen_next_int");
 	cache = idgen_named_cache(fcinfo, false);
+	idgen_named_check_usage(cache);
 	if (!cache->counter)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -1374,6 +1515,7 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 
 	idgen_registry_require("idgen_next_batch");
 	cache = idgen_named_cache(fcinfo, false);
+	idgen_named_check_usage(cache);
 	n = idgen_check_batch_size(fcinfo, 1);
 	shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
 	ids = palloc(sizeof(Datum) * n);
@@ -1641,6 +1783,7 @@ typedef struct IdgenPendingState
 
 static List *pending_states = NIL;
 static bool pending_callback_registered = false;
+static bool load_at_commit = false;	/* grants changed: the keeper loads */
 
 static void
 idgen_registry_xact_callback(XactEvent event, void *arg)
@@ -1667,6 +1810,15 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 		}
 	}
 
+	if (event == XACT_EVENT_COMMIT && load_at_commit)
+	{
+		Latch	   *latch = idgen_keeper_latch();
+
+		pg_atomic_fetch_add_u64(&registry->load_requests, 1);
+		if (latch != NULL)
+			SetLatch(latch);
+	}
+
 	/*
 	 * A prepared transaction may commit in another session or never: the
 	 * keeper's next load applies it then, as for any other session.
@@ -1676,6 +1828,7 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 	{
 		list_free_deep(pending_states);
 		pending_states = NIL;
+		load_at_commit = false;
 	}
 }
 
@@ -1729,6 +1882,17 @@ idgen_registry_require_committed(const char *name)
 }
 
 static void
+idgen_registry_register_callbacks(void)
+{
+	if (!pending_callback_registered)
+	{
+		RegisterXactCallback(idgen_registry_xact_callback, NULL);
+		RegisterSubXactCallback(idgen_registry_subxact_callback, NULL);
+		pending_callback_registered = true;
+	}
+}
+
+static void
 idgen_registry_at_commit(const char *name, IdgenSlotState state, bool apply)
 {
 	IdgenPendingState *p;
@@ -1736,12 +1900,7 @@ idgen_registry_at_commit(const char *name, IdgenSlotState state, bool apply)
 
 	if (registry == NULL)
 		return;
-	if (!pending_callback_registered)
-	{
-		RegisterXactCallback(idgen_registry_xact_callback, NULL);
-		RegisterSubXactCallback(idgen_registry_subxact_callback, NULL);
-		pending_callback_registered = true;
-	}
+	idgen_registry_register_callbacks();
 	/* the list outlives the caller's contexts (SPI's among them) */
 	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
 	p = palloc(sizeof(IdgenPendingState));
@@ -2189,6 +2348,96 @@ idgen_drop_generator(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not update idgen_generator");
 	idgen_registry_at_commit(name, IDGEN_SLOT_DROPPED, true);
 	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * idgen_grant_generator(name, role) and idgen_revoke_generator(name, role):
+ * who may draw IDs from a named generator, in every database.  role is a
+ * role name or PUBLIC.  Superuser, in idgen.database; the keeper applies
+ * the change right after the commit.
+ */
+static void
+idgen_change_grant(FunctionCallInfo fcinfo, bool grant)
+{
+	const char *funcname = grant ? "idgen_grant_generator" : "idgen_revoke_generator";
+	char	   *name;
+	char	   *role;
+	Oid			roleid = InvalidOid;
+	char	   *prefix;
+	Oid			argtypes[2] = {TEXTOID, OIDOID};
+	Datum		values[2];
+	char		nulls[3] = "  ";
+
+	idgen_require_superuser(funcname);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name and role must not be null"),
+				 errhint("Name a role, or PUBLIC.")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	role = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	idgen_require_control_database(funcname);
+	if (pg_strcasecmp(role, "public") != 0)
+		roleid = get_role_oid(role, false);
+
+	prefix = idgen_registry_schema_prefix();
+	values[0] = CStringGetTextDatum(name);
+	values[1] = ObjectIdGetDatum(roleid);
+	if (!OidIsValid(roleid))
+		nulls[1] = 'n';
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf("SELECT FROM %s_generator WHERE name OPERATOR(pg_catalog.=) $1 AND dropped IS NULL",
+									   prefix),
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen_generator");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", name)));
+
+	/* a grant is one row: take the old one out either way */
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s_generator_grant WHERE name OPERATOR(pg_catalog.=) $1"
+									   " AND grantee::pg_catalog.oid IS NOT DISTINCT FROM $2",
+									   prefix),
+							  2, argtypes, values, nulls, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not update idgen_generator_grant");
+	if (grant)
+	{
+		if (OidIsValid(roleid) &&
+			SPI_execute_with_args(psprintf("SELECT FROM %s_generator_grant WHERE name OPERATOR(pg_catalog.=) $1 AND grantee IS NOT NULL",
+										   prefix),
+								  1, argtypes, values, NULL, false, 0) == SPI_OK_SELECT &&
+			SPI_processed >= IDGEN_MAX_GRANTEES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("generator \"%s\" is granted to %d roles already", name,
+							IDGEN_MAX_GRANTEES),
+					 errhint("Grant it to a group role, and make the roles members of that.")));
+		if (SPI_execute_with_args(psprintf("INSERT INTO %s_generator_grant (name, grantee) VALUES ($1, $2::pg_catalog.regrole)",
+										   prefix),
+								  2, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not insert into idgen_generator_grant");
+	}
+	SPI_finish();
+	idgen_registry_register_callbacks();
+	load_at_commit = true;
+}
+
+PG_FUNCTION_INFO_V1(idgen_grant_generator);
+Datum
+idgen_grant_generator(PG_FUNCTION_ARGS)
+{
+	idgen_change_grant(fcinfo, true);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(idgen_revoke_generator);
+Datum
+idgen_revoke_generator(PG_FUNCTION_ARGS)
+{
+	idgen_change_grant(fcinfo, false);
 	PG_RETURN_VOID();
 }
 
