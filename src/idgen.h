@@ -252,6 +252,19 @@ typedef union IdgenLeaseWordPadded
 	char		pad[PG_CACHE_LINE_SIZE];
 } IdgenLeaseWordPadded;
 
+/*
+ * The lease's deadline on idgen_clock_monotonic_ms()'s scale, as the
+ * keeper last set it (before it makes the word valid, and at each
+ * renewal).  Generators refuse past it themselves: a keeper stuck in a
+ * lock, a synchronous-replication wait or a stopped process must not let
+ * them run on after etcd may have given the node id to another server.
+ */
+typedef union IdgenLeaseDeadlinePadded
+{
+	pg_atomic_uint64 ms;
+	char		pad[PG_CACHE_LINE_SIZE];
+} IdgenLeaseDeadlinePadded;
+
 typedef struct IdgenLease
 {
 	slock_t		mutex;
@@ -272,6 +285,7 @@ typedef struct IdgenShared
 {
 	IdgenKeeperPadded keeper;
 	IdgenLeaseWordPadded lease_word;
+	IdgenLeaseDeadlinePadded lease_deadline;
 	IdgenLease	lease;
 	IdgenIssuedPadded issued;
 	IdgenGeneratorPadded snowflake;
@@ -573,6 +587,7 @@ extern int	idgen_lease_ttl_s;
 extern void idgen_lease_init(IdgenLease *lease);
 extern const char *idgen_lease_state_name(IdgenLeaseState state);
 IDGEN_NORETURN extern void idgen_report_no_node(const char *funcname);
+IDGEN_NORETURN extern void idgen_report_lease_deadline(const char *funcname);
 extern int32 idgen_current_node_id(void);
 extern long idgen_lease_step(void);
 extern void idgen_lease_before_publish(int64 unix_ms);
@@ -600,6 +615,11 @@ idgen_require_node_id(const char *funcname)
 	word = pg_atomic_read_u32(&idgen_shared->lease_word.word);
 	if (unlikely(!idgen_lease_word_valid(word)))
 		idgen_report_no_node(funcname);
+	/* the deadline was set before the word became valid */
+	pg_read_barrier();
+	if (unlikely(idgen_clock_monotonic_ms() >=
+				 (int64) pg_atomic_read_u64(&idgen_shared->lease_deadline.ms)))
+		idgen_report_lease_deadline(funcname);
 	/* the position is taken after this read */
 	pg_read_barrier();
 	return word;

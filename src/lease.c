@@ -263,7 +263,33 @@ idgen_current_node_id(void)
 	return idgen_node_id >= 0 ? idgen_node_id : LEASE(idgen_shared)->node_id;
 }
 
+/*
+ * A generator found the lease's deadline passed, though the keeper has not
+ * cleared the word yet (it is late: stuck, stopped, or the host slept).
+ */
+void
+idgen_report_lease_deadline(const char *funcname)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("this server's lease on its node id in etcd was not renewed in time"),
+			 errdetail("%s() embeds the node id and stops before the lease could expire; the keeper has not renewed it.",
+					   funcname),
+			 errhint("Check that the idgen keeper is running and that etcd at \"idgen.lease_endpoints\" is reachable; generation resumes once the keeper renews the lease.")));
+}
+
 /* ---- the keeper's side ---- */
+
+/*
+ * Make a new deadline visible to the generators (idgen_require_node_id).
+ * Called before the word is made valid, and after each renewal.
+ */
+static void
+idgen_lease_publish_deadline(int64 deadline_ms)
+{
+	pg_atomic_write_u64(&idgen_shared->lease_deadline.ms, (uint64) Max(deadline_ms, 0));
+	pg_write_barrier();
+}
 
 static void
 idgen_lease_set_error(const char *message)
@@ -1104,6 +1130,7 @@ idgen_lease_claim(void)
 		lease->deadline_ms = sent + ttl_s * 1000 - idgen_lease_margin_ms();
 		lease->since = since;
 		SpinLockRelease(&lease->mutex);
+		idgen_lease_publish_deadline(sent + ttl_s * 1000 - idgen_lease_margin_ms());
 		if (idgen_node_id == IDGEN_NODE_AUTO)
 			idgen_node_id = node_id;	/* this keeper composes named slots */
 		idgen_lease_apply_floor(floor_unix_ms, true);
@@ -1245,6 +1272,7 @@ idgen_lease_step(void)
 			lease->deadline_ms = sent + ttl_s * 1000 - idgen_lease_margin_ms();
 			lease->renewals++;
 			SpinLockRelease(&lease->mutex);
+			idgen_lease_publish_deadline(sent + ttl_s * 1000 - idgen_lease_margin_ms());
 			next_renew_ms = sent + ttl_s * 1000 / 3;
 			if (ours < 0)
 			{

@@ -58,6 +58,7 @@ idgen_shmem_startup(void)
 		 */
 		idgen_keeper_init(&idgen_shared->keeper.keeper);
 		pg_atomic_init_u32(&idgen_shared->lease_word.word, 0);
+		pg_atomic_init_u64(&idgen_shared->lease_deadline.ms, 0);
 		idgen_lease_init(&idgen_shared->lease);
 		pg_atomic_init_u64(&idgen_shared->issued.ms, 0);
 		idgen_generator_init(&idgen_shared->snowflake.gen, true);

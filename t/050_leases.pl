@@ -538,4 +538,36 @@ unlike($rb_log, qr/claimed node id \d+ in etcd.*claimed node id \d+ in etcd/s,
 	'(the restarted keeper renewed the lease it found, and claimed nothing)');
 $rb->stop('fast');
 
+# ---- A keeper that stalls: the generators enforce the lease's deadline ----
+# With a long reservation, a stopped keeper leaves the generators enough
+# reserved IDs to run on; the lease is renewed by nobody, and etcd frees
+# the node id after the TTL.  The generators must stop before that.
+my $stall = lease_node('stall', 41);
+$stall->append_conf('postgresql.conf', "idgen.reservation = 60s\n");
+$stall->start;
+wait_for_keeper($stall);
+wait_for_lease($stall, 'held');
+wait_until_generating($stall);
+my $stall_keeper = $stall->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+kill 'STOP', $stall_keeper;
+my $stalled = '';
+$until = time + $PostgreSQL::Test::Utils::timeout_default;
+while (time < $until)
+{
+	$stalled = error_of($stall, 'SELECT snowflake_id()');
+	last if $stalled ne 'no error';
+	sleep 0.1;
+}
+like($stalled, qr/^55000: this server's lease on its node id in etcd was not renewed in time/,
+	'with its keeper stopped, the generators stop at the lease deadline by themselves');
+ok(wait_for_key_gone('/idgen/node/41'), 'and etcd then drops the node key');
+like(error_of($stall, "SELECT idgen_uuidv7()"), qr/^55000: /,
+	'every generator that embeds the node id refuses');
+kill 'CONT', $stall_keeper;
+wait_until_generating($stall);
+is($stall->safe_psql('postgres', 'SELECT snowflake_id_node(snowflake_id())'), '41',
+	'once the keeper runs again and claims its id back, generation resumes');
+$stall->stop('fast');
+
 done_testing();
