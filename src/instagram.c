@@ -250,6 +250,17 @@ idgen_instagram_id_release(PG_FUNCTION_ARGS)
 	idgen_keeper_wait_shard(shard, last, IDGEN_RELEASE_RELEASE,
 							idgen_reservation_deadline());
 
+	/*
+	 * The keeper may have applied idgen.shards to the shard between our
+	 * switching it off and its seeing the release asked for; from now on it
+	 * sees the release (it has made it durable), so switch the shard off
+	 * again and take the last position as it is now.
+	 */
+	SpinLockAcquire(&gen->mutex);
+	gen->owned = false;
+	last = gen->last;
+	SpinLockRelease(&gen->mutex);
+
 	if (idgen_owns_shard(shard))
 		ereport(WARNING,
 				(errmsg("shard %d is still listed in \"idgen.shards\"", shard),

@@ -937,13 +937,15 @@ idgen_keeper_load_floors(Oid relid)
 			SpinLockRelease(&gen->mutex);
 		}
 	}
-	SpinLockAcquire(&keeper->mutex);
 	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 	{
+		SpinLockAcquire(&keeper->mutex);
 		sc->floor_durable[i] = Max(sc->floor_durable[i], floors[i]);
 		sc->floor_pending[i] = Max(sc->floor_pending[i], floors[i]);
 		sc->released[i] = released[i];
+		SpinLockRelease(&keeper->mutex);
 	}
+	SpinLockAcquire(&keeper->mutex);
 	sc->last_event = Max(sc->last_event, last_event);
 	SpinLockRelease(&keeper->mutex);
 }
@@ -978,9 +980,9 @@ idgen_keeper_recheck_floors(Oid relid)
 	released = palloc0(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
 	idgen_keeper_read_floors(relid, floors, released, &last_event);
 
-	SpinLockAcquire(&keeper->mutex);
 	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 	{
+		SpinLockAcquire(&keeper->mutex);
 		if (sc->floor_durable[i] > floors[i])
 		{
 			/* floor_pending >= the old floor_durable: rewritten from it */
@@ -994,7 +996,9 @@ idgen_keeper_recheck_floors(Oid relid)
 				IDGEN_RELEASE_RELEASE : IDGEN_RELEASE_TAKE_BACK;
 			missing = true;
 		}
+		SpinLockRelease(&keeper->mutex);
 	}
+	SpinLockAcquire(&keeper->mutex);
 	sc->last_event = Max(sc->last_event, last_event);
 	SpinLockRelease(&keeper->mutex);
 	if (missing)
@@ -1285,11 +1289,12 @@ idgen_keeper_persist_floors(void)
 	positions = palloc(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
 	changes = palloc(sizeof(uint8) * IDGEN_INSTAGRAM_NSHARDS);
 	released = palloc(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
-	SpinLockAcquire(&keeper->mutex);
 	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 	{
-		uint8		change = sc->release_pending[i];
+		uint8		change;
 
+		SpinLockAcquire(&keeper->mutex);
+		change = sc->release_pending[i];
 		if (sc->floor_pending[i] > sc->floor_durable[i] ||
 			change != IDGEN_RELEASE_KEEP)
 		{
@@ -1299,7 +1304,9 @@ idgen_keeper_persist_floors(void)
 			released[n++] = change == IDGEN_RELEASE_KEEP ? sc->released[i] :
 				change == IDGEN_RELEASE_RELEASE;
 		}
+		SpinLockRelease(&keeper->mutex);
 	}
+	SpinLockAcquire(&keeper->mutex);
 	event = sc->last_event;
 	SpinLockRelease(&keeper->mutex);
 	if (n == 0)
@@ -1318,6 +1325,13 @@ idgen_keeper_persist_floors(void)
 		ConditionVariableBroadcast(&keeper->cv);
 		return;
 	}
+	/*
+	 * A table other than the one the floors were written to: the extension
+	 * was re-created.  Mark everything it lacks for the next round first,
+	 * so that writing these rows cannot make it look complete.
+	 */
+	if (objs.floors != keeper_floors_relid)
+		idgen_keeper_recheck_floors(objs.floors);
 	rel = idgen_keeper_open_floors(objs.floors, RowExclusiveLock);
 	for (int i = 0; i < n; i++)
 	{
@@ -1333,19 +1347,20 @@ idgen_keeper_persist_floors(void)
 	}
 	table_close(rel, RowExclusiveLock);
 	idgen_keeper_commit_durably("a shard floor");
-	keeper_floors_relid = objs.floors;
 
-	SpinLockAcquire(&keeper->mutex);
 	for (int i = 0; i < n; i++)
 	{
 		int32		shard = shards[i];
 
+		SpinLockAcquire(&keeper->mutex);
 		sc->floor_durable[shard] = Max(sc->floor_durable[shard], positions[i]);
 		sc->released[shard] = released[i];
 		/* a change asked for while we wrote waits for the next round */
 		if (sc->release_pending[shard] == changes[i])
 			sc->release_pending[shard] = IDGEN_RELEASE_KEEP;
+		SpinLockRelease(&keeper->mutex);
 	}
+	SpinLockAcquire(&keeper->mutex);
 	sc->last_event = Max(sc->last_event, event + n);
 	SpinLockRelease(&keeper->mutex);
 

@@ -354,6 +354,8 @@ idgen_registry_loads_served(uint64 requests)
 
 /* The engine's view of a slot's layout. */
 static void idgen_named_not_owned(IdgenGenerator *gen);
+static const char *idgen_collides_with(const char *name, const IdgenSpec *spec,
+									   uint32 nslots);
 static void idgen_registry_require_committed(const char *name);
 
 static void
@@ -466,6 +468,19 @@ idgen_registry_install(const char *name, const char *layout_text,
 	if (spec.node_bits > 0 && !fits)
 		refusal = psprintf("\"idgen.node_id\" (%d) does not fit its %d node bits",
 						   idgen_node_id, spec.node_bits);
+	else if (!dropped)
+	{
+		/*
+		 * Created under another node id, a definition may now collide with
+		 * a fixed generator or one installed before it: refuse it here
+		 * rather than issue the same IDs.
+		 */
+		const char *other = idgen_collides_with(name, &spec, i);
+
+		if (other != NULL)
+			refusal = psprintf("under node id %d it would issue the same IDs as %s",
+							   idgen_current_node_id(), other);
+	}
 	if (spec.shard_field >= 0)
 	{
 		int			need = 1 << spec.fields[spec.shard_field].bits;
@@ -502,7 +517,7 @@ idgen_registry_install(const char *name, const char *layout_text,
 		}
 	}
 	pg_atomic_init_u32(&slot->state, IDGEN_SLOT_REFUSED);
-	pg_atomic_init_u32(&slot->acl_version, 1);
+	pg_atomic_init_u32(&slot->acl_version, 0);	/* grants not loaded yet */
 	pg_atomic_init_u64(&slot->counter_reserved, 0);
 	pg_atomic_init_u64(&slot->counter_want, 0);
 	pg_atomic_init_u64(&slot->counter_wake, PG_UINT64_MAX);
@@ -952,7 +967,8 @@ idgen_registry_load_grants(Oid relid)
 		bool		changed;
 
 		SpinLockAcquire(&registry->mutex);
-		changed = slot->acl_public != pub[i] || slot->acl_n != nroles[i] ||
+		changed = pg_atomic_read_u32(&slot->acl_version) == 0 ||
+			slot->acl_public != pub[i] || slot->acl_n != nroles[i] ||
 			memcmp(slot->acl_roles, &roles[i * IDGEN_MAX_GRANTEES],
 				   sizeof(Oid) * nroles[i]) != 0;
 		if (changed)
@@ -1223,6 +1239,31 @@ idgen_named_check_usage_slow(IdgenNamedCache *cache)
 	Oid			roles[IDGEN_MAX_GRANTEES];
 	bool		allowed;
 
+	/*
+	 * A slot is published before the keeper loads its grants (a moment
+	 * after a start): wait for them rather than refuse a granted role.
+	 */
+	if (version == 0 && !superuser_arg(user))
+	{
+		int64		deadline = idgen_clock_monotonic_ms() + IDGEN_REGISTRY_LOOKUP_WAIT_MS;
+		Latch	   *latch;
+
+		pg_atomic_fetch_add_u64(&registry->load_requests, 1);
+		while ((version = pg_atomic_read_u32(&slot->acl_version)) == 0)
+		{
+			if (idgen_clock_monotonic_ms() >= deadline)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("the grants of generator \"%s\" are not loaded", slot->name),
+						 errdetail("The keeper loads them from database \"%s\" with the definitions.",
+								   idgen_database)));
+			latch = idgen_keeper_latch();
+			if (latch != NULL)
+				SetLatch(latch);
+			CHECK_FOR_INTERRUPTS();
+			pg_usleep(1000L);
+		}
+	}
 	pg_read_barrier();
 	SpinLockAcquire(&registry->mutex);
 	pub = slot->acl_public;
@@ -2078,19 +2119,44 @@ idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec)
  * predate a creation that committed while we waited).  Caller is
  * connected to SPI.
  */
-static void
-idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table)
+/*
+ * The first of snowflake_id(), instagram_id() and the first nslots slots
+ * (other than the name's own) that could issue an ID spec may issue, as
+ * a phrase for a message; NULL if none.  Active and dropped slots count,
+ * also those whose rows went with a dropped extension: their IDs exist.
+ */
+static const char *
+idgen_collides_with(const char *name, const IdgenSpec *spec, uint32 nslots)
 {
-	const char *other = NULL;
 	IdgenSpec  *fixed = palloc(sizeof(IdgenSpec));
-	SPIPlanPtr	plan;
 
 	idgen_fixed_spec("time:41 node:10 seq:12", fixed);
 	if (idgen_specs_collide(spec, fixed))
-		other = "snowflake_id()";
+		return "snowflake_id()";
 	idgen_fixed_spec("time:41 shard:13 seq:10", fixed);
-	if (other == NULL && idgen_specs_collide(spec, fixed))
-		other = "instagram_id()";
+	if (idgen_specs_collide(spec, fixed))
+		return "instagram_id()";
+	for (uint32 i = 0; i < nslots; i++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[i];
+
+		if (strcmp(slot->name, name) == 0 ||
+			pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_REFUSED)
+			continue;
+		if (idgen_specs_collide(spec, &slot->spec))
+			return psprintf("generator \"%s\"", slot->name);
+	}
+	return NULL;
+}
+
+static void
+idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table)
+{
+	const char *other;
+	SPIPlanPtr	plan;
+
+	other = idgen_collides_with(name, spec,
+								registry != NULL ? pg_atomic_read_u32(&registry->nslots) : 0);
 
 	plan = SPI_prepare(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS " FROM %s", table),
 					   0, NULL);
@@ -2382,6 +2448,8 @@ idgen_change_grant(FunctionCallInfo fcinfo, bool grant)
 		roleid = get_role_oid(role, false);
 
 	prefix = idgen_registry_schema_prefix();
+	/* one change of a generator's grants at a time (the limit below) */
+	LockRelationOid(idgen_registry_relid(), ShareRowExclusiveLock);
 	values[0] = CStringGetTextDatum(name);
 	values[1] = ObjectIdGetDatum(roleid);
 	if (!OidIsValid(roleid))
@@ -2399,7 +2467,8 @@ idgen_change_grant(FunctionCallInfo fcinfo, bool grant)
 
 	/* a grant is one row: take the old one out either way */
 	if (SPI_execute_with_args(psprintf("DELETE FROM %s_generator_grant WHERE name OPERATOR(pg_catalog.=) $1"
-									   " AND grantee::pg_catalog.oid IS NOT DISTINCT FROM $2",
+									   " AND ((grantee IS NULL AND $2 IS NULL)"
+									   " OR grantee::pg_catalog.oid OPERATOR(pg_catalog.=) $2)",
 									   prefix),
 							  2, argtypes, values, nulls, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not update idgen_generator_grant");

@@ -108,5 +108,52 @@ like(error_of($node, q{SELECT idgen_next('brief')}),
 like(error_of($node, q{SELECT idgen_next_batch('brief', 100000)}),
 	qr/^22008: brief ID range is exhausted/, 'for batches too');
 
+# --- definitions that run though their rows are gone ---------------------------
+# A generator whose row went with a dropped extension still runs until the
+# next restart: a new definition must not collide with it either.
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('orphan', 'time:41 zone:10=5 seq:12')});
+$node->safe_psql('postgres', 'SELECT max(idgen_next(\'orphan\')) FROM generate_series(1, 100)');
+$node->safe_psql('postgres', 'DROP EXTENSION idgen CASCADE');
+wait_for_keeper($node);
+is($node->safe_psql('postgres', "SELECT count(*) FROM idgen_generator WHERE name = 'orphan'"),
+	'0', 'the dropped extension took the row of "orphan" with it');
+like(error_of($node, q{SELECT idgen_create_generator('orphan_twin', 'time:41 zone:10=5 seq:12')}),
+	qr/^42710: generator "orphan_twin" would issue the same IDs as generator "orphan"/,
+	'a definition that collides with the running "orphan" is refused');
+
+# --- grants are in place before a granted role's first call ----------------------
+$node->safe_psql('postgres', q{
+	CREATE ROLE app LOGIN;
+	SELECT idgen_create_generator('granted', 'time:41 zone:10=6 seq:12');
+	SELECT idgen_grant_generator('granted', 'app')});
+# (the keeper applies a grant right after its commit)
+my $drew = '';
+my $until = time + $PostgreSQL::Test::Utils::timeout_default;
+while (time < $until)
+{
+	(undef, $drew) = $node->psql('postgres', "SET ROLE app; SELECT idgen_next('granted') > 0");
+	last if $drew eq 't';
+	sleep 0.1;
+}
+is($drew, 't', 'the granted role draws');
+$node->stop('immediate');
+$node->start;
+my ($ret, $out, $err) = $node->psql('postgres',
+	"SET ROLE app; SELECT idgen_next('granted') > 0", timeout => 60);
+is("$ret|$out", '0|t', 'right after a restart too: no 42501 before the keeper loaded the grants')
+  or diag($err);
+
+# --- a node id that changed since a definition was created ----------------------
+# "zone:10=6" differs from node id 37 in snowflake_id()'s node bits, so it
+# was accepted; under node id 6 the two would issue the same IDs.
+$node->append_conf('postgresql.conf', "idgen.node_id = 6\n");
+$node->restart;
+wait_for_keeper($node);
+($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT idgen_next('granted')");
+like($err, qr/ERROR:\s+55000: generator "granted" cannot issue IDs on this server\s+DETAIL:\s+under node id 6 it would issue the same IDs as snowflake_id\(\)/,
+	'under the new node id the colliding generator is refused');
+is(error_of($node, 'SELECT snowflake_id()'), 'no error', 'while snowflake_id() works');
+
 $node->stop;
 done_testing();
