@@ -51,9 +51,35 @@ is($primary->safe_psql('postgres', 'SELECT snowflake_issued, instagram_issued FR
 # start at once: the durable reservation reaches up to max_lead plus
 # idgen.reservation ahead of the old clock.  With the defaults (reservation
 # <= max_wait) the first calls may wait, but must not fail.
-my ($sf_last, $ig_last) = split /\|/, $primary->safe_psql('postgres', q{
-	SELECT max(sf), max(ig) FROM (SELECT snowflake_id() AS sf, instagram_id(11) AS ig
-	                                FROM generate_series(1, 4000000)) s});
+#
+# The burst goes on until a call had to wait for the clock, which a call
+# does only when its IDs would lie beyond max_lead.  It issues batches:
+# one call takes 24 ms of snowflake sequence space (98 ms of a shard's)
+# and costs far less, so even a slow machine gets there, where single
+# calls may never get ahead of the clock.  Bounded by time all the same;
+# on the deadline, reached is false.
+$primary->safe_psql('postgres', qq{
+	CREATE FUNCTION burst(batch text, OUT reached boolean, OUT last bigint)
+	LANGUAGE plpgsql AS \$\$
+	DECLARE
+		deadline timestamptz := clock_timestamp()
+		                        + interval '$PostgreSQL::Test::Utils::timeout_default s';
+		waits_before bigint := (SELECT waits FROM idgen_status());
+		ids bigint[];
+	BEGIN
+		LOOP
+			EXECUTE 'SELECT ' || batch INTO ids;
+			last := ids[array_upper(ids, 1)];
+			reached := (SELECT waits > waits_before FROM idgen_status());
+			EXIT WHEN reached OR clock_timestamp() > deadline;
+		END LOOP;
+	END \$\$});
+my ($sf_reached, $sf_last) = split /\|/,
+  $primary->safe_psql('postgres', q{SELECT * FROM burst('snowflake_id_batch(100000)')});
+my ($ig_reached, $ig_last) = split /\|/,
+  $primary->safe_psql('postgres', q{SELECT * FROM burst('instagram_id_batch(11, 100000)')});
+is("$sf_reached|$ig_reached", 't|t',
+	'the burst reached max_lead: both generators had to wait for the clock');
 note 'lead before the stop: '
   . $primary->safe_psql('postgres', 'SELECT snowflake_lead_ms, instagram_lead_ms FROM idgen_status()');
 $primary->stop('immediate');

@@ -193,9 +193,17 @@ ok($node->poll_query_until('postgres', q{
 	SELECT count(*) > 0 FROM pg_stat_activity
 	 WHERE wait_event_type = 'Extension' AND query LIKE '%snowflake_id()%'}),
 	'a call past max_lead sleeps for the clock');
-# it holds no lock while it sleeps: other generators issue at once
+# it holds no lock while it sleeps: idgen_status() takes the snowflake
+# generator's own spinlock to copy its state, and returns while the call
+# still sleeps (had the sleeper held that lock, idgen_status() could only
+# return once the call had stopped waiting: got its ID or failed)
+is($node->safe_psql('postgres', q{
+	SELECT snowflake_issued > 0 FROM idgen_status();
+	SELECT count(*) FROM pg_stat_activity
+	 WHERE state = 'active' AND query = 'SELECT snowflake_id_time(snowflake_id())'}),
+	"t\n1", 'while a snowflake_id() call sleeps, idgen_status() takes the snowflake lock at once');
 is($node->safe_psql('postgres', "SELECT instagram_id_shard(instagram_id(78))"), '78',
-	'while one call sleeps, another generator issues at once');
+	'and other generators issue at once');
 $set_clock->('2026-06-01 12:00:01');
 $bg->finish;
 is($bg_err, '', 'the waiting call did not fail');

@@ -112,9 +112,13 @@ ok($node->poll_query_until('postgres',
 	'a backend to kill is running');
 my $victim = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()");
-my $issued_before = $node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()');
+# counted IDs before the kill, so that a count of 0 after it shows new shared memory
+cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()'), '>', 0,
+	'before the kill, idgen_status() counts the IDs issued');
 kill 'KILL', $victim;
 $bg->finish;
+like($bg_err, qr/server closed the connection unexpectedly/,
+	'the killed backend\'s session ended with it');
 ok($node->poll_query_until('postgres', 'SELECT snowflake_issued = 0 FROM idgen_status()'),
 	'after SIGKILL of a backend the server restarted with fresh shared memory');
 generate(2000);

@@ -73,7 +73,12 @@ sub fake_clock
 
 # Run a pgbench script on several servers at the same time: each run is
 # [$node, $script_text] and gets 2 clients for $seconds.  Checks that every
-# run ends with no failed transaction.
+# run exits with status 0, that none of its clients aborted, and that it
+# reports no failed transaction.  All three are needed: pgbench counts
+# only serialization and deadlock failures as failed transactions, so a
+# client aborted by any other error (23505 on a duplicate ID, 55000,
+# 53400) still leaves "number of failed transactions: 0"; it shows only in
+# "client N ... aborted" and in exit status 2.
 sub concurrent_pgbench
 {
 	my ($seconds, @runs) = @_;
@@ -94,6 +99,12 @@ sub concurrent_pgbench
 	{
 		my ($node, $out, $h) = @$run;
 		$h->finish;
+		my $status = $h->full_result(0);
+		is($status & 127 ? 'signal ' . ($status & 127) : 'exit ' . ($status >> 8),
+			'exit 0', $node->name . ': pgbench exited with status 0')
+		  or diag($$out);
+		unlike($$out, qr/\bclient \d+ [^\n]*\baborted\b/,
+			$node->name . ': no pgbench client aborted');
 		like($$out, qr/number of failed transactions: 0 /,
 			$node->name . ': pgbench ran without failures');
 	}
