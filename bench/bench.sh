@@ -172,7 +172,7 @@ sql -c "SELECT idgen_create_generator('b_legacy', 'time:42 datacenter:3 worker:6
                idgen_create_generator('b_sony', 'sonyflake'),
                idgen_create_generator('b_10ms', 'time:37 node:10 seq:16', unit => '10 ms'),
                idgen_create_generator('b_counter', 'zone:7=3 worker:16 seq:40'),
-               idgen_create_generator('b_counter_1m', 'zone:7=3 worker:16 seq:40', prefetch => 1000000)" >/dev/null
+               idgen_create_generator('b_counter_1m', 'zone:7=4 worker:16 seq:40', prefetch => 1000000)" >/dev/null
 gens="snowflake_id() instagram_id(1) idgen_next('b_legacy') idgen_next('b_sony') idgen_next('b_10ms') idgen_next('b_counter') idgen_next('b_counter_1m') idgen_uuidv7() idgen_flake128() nextval('bench.ins_serial_id_seq') gen_random_uuid() bench.next_id() clock_timestamp()$extra_gens"
 # PostgreSQL 18's built-in UUID version 7
 if [ "$(sql -c "SHOW server_version_num")" -ge 180000 ]; then

@@ -7,12 +7,15 @@
 \set SHOW_CONTEXT never
 -- seed 000: 1 | 7-bit zone (constant 3) | 16-bit worker (the node id) | 40-bit counter
 SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40');
+-- Counters on one server must not be able to hand out the same value, so
+-- these keep to their own value spaces with a constant top bit ("half")
+-- or constant bits above 31 ("flag").
 -- Flickr's ticket servers: this one hands out the odd ones
-SELECT idgen_create_generator('odd', 'seq:31', stripes => 2, owned => '1');
+SELECT idgen_create_generator('odd', 'half:1=0 seq:30', stripes => 2, owned => '1');
 -- seed 004: 4 stripes of 100-value segments, this server owns 0 and 2
-SELECT idgen_create_generator('balanced', 'seq:31', stripes => 4, owned => '0, 2',
+SELECT idgen_create_generator('balanced', 'half:1=1 seq:30', stripes => 4, owned => '0, 2',
                               segment => 100, prefetch => 50, refill => 10);
-SELECT idgen_create_generator('tiny', 'seq:10', prefetch => 100);
+SELECT idgen_create_generator('tiny', 'flag:1=1 gap:21=0 seq:10', prefetch => 100);
 SELECT name, layout, prefetch, refill, stripes, owned, segment
   FROM idgen_generator WHERE layout !~ 'time' ORDER BY name;
 
@@ -32,7 +35,7 @@ SELECT idgen_create_generator('x', 'node:10 seq:53');
 SELECT idgen_create_generator('x', 'seq:31', stripes => 2, owned => '');
 \echo :LAST_ERROR_SQLSTATE
 -- the same IDs as another counter: 42710
-SELECT idgen_create_generator('x', 'seq:31', stripes => 4, owned => '2,0', segment => 100);
+SELECT idgen_create_generator('x', 'half:1=1 seq:30', stripes => 4, owned => '2,0', segment => 100);
 \echo :LAST_ERROR_SQLSTATE
 -- a counter starts with its durable state row
 SELECT name, reserved FROM idgen_counter_state ORDER BY name;
@@ -60,10 +63,11 @@ SELECT bool_and(id % 2 = 1) AS all_odd, bool_and(id = prev + 2) AS step_2,
 
 -- seed 004: whole segments of stripes 0 and 2, in increasing order
 SELECT count(*) AS ids, bool_and(id > prev) AS strictly_increasing,
-       array_agg(DISTINCT (id / 100) % 4) AS stripes_used,
-       bool_and((idgen_decode('balanced', id) ->> 'stripe')::int = (id / 100) % 4) AS decode_says_stripe,
-       count(DISTINCT id / 100) AS segments
-  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev
+       array_agg(DISTINCT (seq / 100) % 4) AS stripes_used,
+       bool_and((idgen_decode('balanced', id) ->> 'stripe')::int = (seq / 100) % 4) AS decode_says_stripe,
+       count(DISTINCT seq / 100) AS segments
+  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev,
+               (idgen_decode('balanced', id) ->> 'seq')::bigint AS seq
           FROM (SELECT n, idgen_next('balanced') AS id FROM generate_series(1, 1000) n) g) s;
 
 -- batches take consecutive counter values

@@ -45,6 +45,36 @@ SELECT n, layout, epoch IS NOT NULL AS own_epoch, unit, why,
 SELECT pg_temp.try_create('same_8', 'time:41  tag:1=1   node:9 seq:12') AS same_spacing;
 SELECT pg_temp.try_create('same_8', 'time:41 tag:1=1 node:9 seq:12', '2022-06-01+00') AS other_epoch;
 
+-- counters: the same values, spelled otherwise, are refused; values apart
+-- are accepted.  ("top" keeps them clear of the counters other files define.)
+CREATE FUNCTION pg_temp.try_counter(n text, l text, st int DEFAULT NULL,
+                                    ow text DEFAULT NULL, seg bigint DEFAULT NULL)
+RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM idgen_create_generator(n, l, stripes => st, owned => ow, segment => seg);
+	RETURN 'created';
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLSTATE || ' ' || coalesce('same as ' || substring(SQLERRM FROM 'same IDs as (.*)$'), SQLERRM);
+END $$;
+CREATE TEMP TABLE counter_cases (n serial, layout text, stripes int, owned text,
+                                 segment bigint, why text);
+INSERT INTO counter_cases (layout, stripes, owned, segment, why) VALUES
+  ('top:2=3 gap:1=0 seq:31', NULL, NULL, NULL, 'a plain counter'),
+  ('top:2=3 seq:32', NULL, NULL, NULL, 'one bit wider: the same values from 0'),
+  ('top:2=3 gap:1=0 seq:31', 2, '0-1', NULL, 'both of two stripes: every value'),
+  ('top:2=3 gap:1=0 seq:31', NULL, NULL, 1000, 'segments of one stripe: every value'),
+  ('top:2=3 gap:1=1 seq:31', NULL, NULL, NULL, 'a constant bit apart'),
+  ('top:2=2 gap:1=0 seq:31', 2, '0', NULL, 'the even values'),
+  ('top:2=2 gap:1=0 seq:31', 2, '1', NULL, 'the odd values: none of them even'),
+  ('top:2=2 gap:1=0 seq:31', 4, '0,2', NULL, 'the even values again, as two of four stripes'),
+  ('top:2=2 gap:1=0 seq:31', 3, '2', 5, 'segments of 5 in stripe 2 of 3: 10..14 holds even and odd values'),
+  ('top:2=1 gap:1=0 seq:31', 2, '0', 3, 'segments of 3 in stripe 0 of 2'),
+  ('top:2=1 gap:1=0 seq:31', 3, '1', 2, 'segments of 2 in stripe 1 of 3: 2..3 meets 0..2'),
+  ('top:2=1 gap:1=0 seq:31', 2, '1', 3, 'the other stripe of 2: never meets stripe 0');
+SELECT n, layout, stripes, owned, segment, why,
+       pg_temp.try_counter('count_' || n, layout, stripes, owned, segment) AS outcome
+  FROM counter_cases ORDER BY n;
+
 -- epochs must be finite: 22008
 SELECT pg_temp.try_create('inf_1', 'time:41 node:10 seq:12', '-infinity') AS minus_infinity;
 SELECT pg_temp.try_create('inf_2', 'time:41 node:10 seq:12', 'infinity') AS plus_infinity;
@@ -61,6 +91,6 @@ SELECT (idgen_decode_layout(((1::bigint << 41) - 1) << 22, 'time:41 node:10 seq:
 \set VERBOSITY default
 
 -- generators this file defined keep to themselves
-SELECT count(*) AS created FROM idgen_generator WHERE name LIKE 'same\_%';
+SELECT count(*) AS created FROM idgen_generator WHERE name LIKE 'same\_%' OR name LIKE 'count\_%';
 
 \c contrib_regression

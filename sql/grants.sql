@@ -12,7 +12,7 @@ CREATE ROLE regress_idgen_ungranted;
 \c postgres
 \set SHOW_CONTEXT never
 SELECT idgen_create_generator('guarded', 'zone:7=9 worker:16 seq:40');
-SELECT idgen_create_generator('guarded31', 'zone:1=1 seq:31');
+SELECT idgen_create_generator('guarded31', 'zone:4=8 seq:31');
 SELECT idgen_create_generator('guarded_time', 'time:41 tag:3=7 node:10 seq:9');
 
 -- granting is a superuser's, in idgen.database, and names what exists

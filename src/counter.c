@@ -229,6 +229,102 @@ idgen_counter_options_text(const IdgenSpec *spec)
 	return buf.data;
 }
 
+/* Does the counter own the seq value's stripe? */
+static bool
+idgen_counter_owns(const IdgenCounterSpec *counter, uint64 value)
+{
+	int32		stripe = (int32) ((value / (uint64) counter->segment) %
+								  (uint64) counter->stripes);
+
+	for (int i = 0; i < counter->nowned; i++)
+		if (counter->owned[i] == stripe)
+			return true;
+	return false;
+}
+
+/* how many segment boundaries idgen_counter_sets_meet() walks at most */
+#define IDGEN_COUNTER_MEET_STEPS (1 << 22)
+
+/*
+ * Can two counters whose seq fields lie in the same bits hand out a common
+ * seq value below limit?  Their owned sets repeat every lcm(N * S) values,
+ * so one period is walked, segment boundary by segment boundary; beyond
+ * IDGEN_COUNTER_MEET_STEPS boundaries (periods of billions with small
+ * segments) the answer is "yes", which refuses a definition rather than
+ * risk a duplicate.
+ */
+bool
+idgen_counter_sets_meet(const IdgenCounterSpec *a, const IdgenCounterSpec *b,
+						uint64 limit)
+{
+	uint64		pa = (uint64) a->stripes * (uint64) a->segment;
+	uint64		pb = (uint64) b->stripes * (uint64) b->segment;
+	uint64		gcd = pa;
+	uint64		r = pb;
+	uint64		period;
+	uint64		v = 0;
+
+	while (r != 0)
+	{
+		uint64		t = gcd % r;
+
+		gcd = r;
+		r = t;
+	}
+	if (pa / gcd > limit / pb + 1)
+		period = limit;
+	else
+		period = Min(limit, pa / gcd * pb);
+
+	for (int steps = 0; v < period; steps++)
+	{
+		uint64		next_a;
+		uint64		next_b;
+
+		if (steps >= IDGEN_COUNTER_MEET_STEPS)
+			return true;
+		if (idgen_counter_owns(a, v) && idgen_counter_owns(b, v))
+			return true;
+		next_a = (v / (uint64) a->segment + 1) * (uint64) a->segment;
+		next_b = (v / (uint64) b->segment + 1) * (uint64) b->segment;
+		v = Min(next_a, next_b);
+	}
+	return false;
+}
+
+/*
+ * Could two counter layouts, both on this server under node id node_id,
+ * ever hand out the same ID?  Outside their seq fields every bit is fixed
+ * (node and constant fields, zeros above the width), and those must agree
+ * wherever both fix them.  With seq fields in the same bits, the IDs meet
+ * only on a common seq value (idgen_counter_sets_meet); seq fields in
+ * different bits are taken to meet (their values grow into each other's
+ * bits, as "seq:31" and "seq:32" do from 0).
+ */
+bool
+idgen_spec_counter_overlap(const IdgenSpec *a, const IdgenSpec *b,
+						   int32 node_id)
+{
+	const IdgenField *sa = &a->fields[a->seq_field];
+	const IdgenField *sb = &b->fields[b->seq_field];
+	bool		node_known = node_id >= 0;
+	bool		fits;
+	uint64		mask_a = idgen_spec_fixed_mask(a, node_known) |
+		~((UINT64CONST(1) << a->width) - 1);
+	uint64		mask_b = idgen_spec_fixed_mask(b, node_known) |
+		~((UINT64CONST(1) << b->width) - 1);
+	uint64		value_a = (uint64) idgen_spec_node_value(a, Max(node_id, 0), &fits);
+	uint64		value_b = (uint64) idgen_spec_node_value(b, Max(node_id, 0), &fits);
+
+	Assert(a->time_field < 0 && b->time_field < 0);
+	if (((value_a ^ value_b) & mask_a & mask_b) != 0)
+		return false;
+	if (sa->shift != sb->shift || sa->bits != sb->bits)
+		return true;
+	return idgen_counter_sets_meet(&a->counter, &b->counter,
+								   UINT64CONST(1) << sa->bits);
+}
+
 /* The seq value of the c-th local counter value (see the header). */
 uint64
 idgen_counter_value(const IdgenCounterSpec *counter, uint64 c)

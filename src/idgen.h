@@ -467,6 +467,10 @@ extern void idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch,
 										const char *owned, int64 segment);
 extern char *idgen_counter_options_text(const IdgenSpec *spec);
 extern uint64 idgen_counter_value(const IdgenCounterSpec *counter, uint64 c);
+extern bool idgen_counter_sets_meet(const IdgenCounterSpec *a,
+									const IdgenCounterSpec *b, uint64 limit);
+extern bool idgen_spec_counter_overlap(const IdgenSpec *a, const IdgenSpec *b,
+									   int32 node_id);
 extern uint64 idgen_counter_max_step(const IdgenSpec *spec);
 extern uint64 idgen_counter_refill(const IdgenSpec *spec, uint64 step);
 extern uint64 idgen_counter_next_step(const IdgenSpec *spec, uint64 step,

@@ -2028,28 +2028,6 @@ idgen_check_generator_name(const char *name)
 					 errdetail("A name is a lower-case identifier: letters, digits and underscores.")));
 }
 
-/*
- * What makes the IDs of a counter definition on this server: two counters
- * with the same signature issue the same IDs, whatever their field names
- * or node splits, so the second is refused.
- */
-static char *
-idgen_counter_signature(const IdgenSpec *spec)
-{
-	StringInfoData buf;
-	bool		fits;
-
-	Assert(spec->time_field < 0);
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "w%d c%d/" INT64_FORMAT "/%s s%d/%d f" INT64_FORMAT,
-					 spec->width, spec->counter.stripes, spec->counter.segment,
-					 idgen_counter_options_text(spec),
-					 spec->fields[spec->seq_field].shift,
-					 spec->fields[spec->seq_field].bits,
-					 idgen_spec_node_value(spec, Max(idgen_current_node_id(), 0), &fits));
-	return buf.data;
-}
-
 /* A fixed generator's layout as a spec, under idgen.epoch and 1 ms. */
 static void
 idgen_fixed_spec(const char *layout, IdgenSpec *spec)
@@ -2068,7 +2046,7 @@ idgen_specs_collide(const IdgenSpec *a, const IdgenSpec *b)
 	if (a->time_field >= 0 && b->time_field >= 0)
 		return idgen_spec_time_overlap(a, b, idgen_current_node_id());
 	if (a->time_field < 0 && b->time_field < 0)
-		return strcmp(idgen_counter_signature(a), idgen_counter_signature(b)) == 0;
+		return idgen_spec_counter_overlap(a, b, idgen_current_node_id());
 	return false;
 }
 

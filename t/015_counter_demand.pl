@@ -21,7 +21,7 @@ $node->start;
 wait_for_keeper($node);
 $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('burst', 'zone:7=3 worker:16 seq:40');
-	SELECT idgen_create_generator('narrow', 'seq:20');
+	SELECT idgen_create_generator('narrow', 'tag:12=2048 seq:20');
 	SELECT idgen_create_generator('striped', 'seq:31', stripes => 3, owned => '0,2', segment => 7);
 	CREATE TABLE s (n bigint, id bigint);});
 
