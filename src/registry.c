@@ -606,6 +606,18 @@ idgen_registry_load_counters(Oid relid)
 			idgen_raise_position(&registry_gens[i].gen, row);
 		else if (row < pg_atomic_read_u64(&registry_slots[i].counter_reserved))
 			registry_slots[i].state_rewrite = true;
+		else if (row > pg_atomic_read_u64(&registry_slots[i].counter_reserved))
+		{
+			/*
+			 * Higher than anything we reserved: restored from elsewhere
+			 * (a backup of a server that went further).  Values below it
+			 * may exist: take it, never overwrite it with less.
+			 */
+			idgen_raise_position(&registry_gens[i].gen, row);
+			ereport(LOG,
+					(errmsg("idgen keeper: counter \"%s\" continues above its restored durable state " UINT64_FORMAT,
+							registry_slots[i].name, row)));
+		}
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);

@@ -223,6 +223,20 @@ my (undef, undef, $err) = $b->psql('postgres', "\\set VERBOSITY verbose\nSELECT 
 like($err, qr/ERROR:\s+55000: generator "tickets" cannot issue IDs on this server\nDETAIL:\s+its durable counter state is missing/,
 	'after a restart without it, the counter is refused (55000), never started again at 0');
 
+# --- a restored, higher durable state is taken, not overwritten ---------------
+# As if idgen_counter_state came back from a backup of a server that went
+# further: values below it may exist.
+# (On the promoted standby, whose counter "seq" runs.)
+my $restored = $standby->safe_psql('postgres', q{
+	UPDATE idgen_counter_state SET reserved = reserved + 1000000 WHERE name = 'seq'
+	RETURNING reserved});
+ok($standby->poll_query_until('postgres',
+		"SELECT (idgen_decode('seq', idgen_next('seq')) ->> 'seq')::bigint >= $restored"),
+	'a running counter continues above a restored, higher durable state');
+cmp_ok($standby->safe_psql('postgres',
+		q{SELECT reserved FROM idgen_counter_state WHERE name = 'seq'}),
+	'>=', $restored, 'and the keeper never writes it back lower');
+
 $standby->stop;
 $servers[1]->stop;
 $merge->stop;
