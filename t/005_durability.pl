@@ -152,11 +152,16 @@ ok($node->poll_query_until('postgres', q{
 	                         + 2 * reservation_ms * interval '1 ms'
 	  FROM idgen_status()}),
 	'the clock caught up with the IDs and the keeper reserved beyond them');
-sleep(3);
-my $writes = $node->safe_psql('postgres', 'SELECT reservation_writes FROM idgen_status()');
-sleep(3);
-is($node->safe_psql('postgres', 'SELECT reservation_writes FROM idgen_status()'), $writes,
-	'idle: no reservation written for 3 s');
+# From here no ID is issued: the clock must overtake the reservation
+# without the keeper writing again.  A keeper that kept extending would
+# keep the reservation ahead of the clock, and the poll would run out.
+my ($writes, $until) = split /\|/, $node->safe_psql('postgres',
+	'SELECT reservation_writes, reserved_until FROM idgen_status()');
+ok($node->poll_query_until('postgres',
+		'SELECT reserved_until < clock_timestamp() FROM idgen_status()'),
+	'idle: the clock overtook the reservation');
+is($node->safe_psql('postgres', 'SELECT reservation_writes, reserved_until FROM idgen_status()'),
+	"$writes|$until", 'idle: no reservation was written meanwhile');
 
 # --- the extension dropped in the keeper's database ------------------------
 # The keeper notices at its next load or write, re-creates the extension

@@ -66,7 +66,18 @@ for my $n (1 .. 3)
 	$primaries[ $n - 1 ]->wait_for_catchup("events_sub$n");
 	$expected += $primaries[ $n - 1 ]->safe_psql('postgres', 'SELECT count(*) FROM events');
 }
-cmp_ok($expected, '>', 3 * 1000 + 3 * 1000, "the primaries inserted $expected rows in all");
+# on any machine: every primary inserted during the run, and the three
+# runs overlapped in time (each one's first ID is older than every other's
+# last)
+is(join(' ', map { $primaries[ $_ - 1 ]->safe_psql('postgres',
+			"SELECT count(*) > 0 FROM events WHERE payload = 'during'") } 1 .. 3),
+	't t t', "every primary inserted while the others did ($expected rows in all)");
+my @spans = map { [ split /\|/, $primaries[ $_ - 1 ]->safe_psql('postgres', q{
+	SELECT extract(epoch FROM min(snowflake_id_time(id))), extract(epoch FROM max(snowflake_id_time(id)))
+	  FROM events WHERE payload = 'during'}) ] } 1 .. 3;
+my @first = sort { $a <=> $b } map { $_->[0] } @spans;
+my @last = sort { $a <=> $b } map { $_->[1] } @spans;
+cmp_ok($first[-1], '<=', $last[0], 'the three runs overlapped in time');
 
 is($sub->safe_psql('postgres', 'SELECT count(*) FROM events'), $expected,
 	'the subscriber has every row of every primary');

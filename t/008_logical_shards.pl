@@ -38,7 +38,7 @@ idgen.node_id = 2
 idgen.shards = '4-7'
 idgen.max_lead = 120s
 });
-my (undef, $start_b) = fake_clock($b, '-60s');
+my ($set_b_clock, $start_b) = fake_clock($b, '-60s');
 $start_b->('start');
 wait_for_keeper($b);
 
@@ -111,7 +111,13 @@ is($b->safe_psql('postgres', 'SELECT max(id) FROM shard_3.photos'), $old_max,
 	'shard 3 rows copied to B');
 cmp_ok($released, '>=', $old_max, 'the ID release returned is at or above every row of shard 3');
 
-# 3. B generates above them, then takes ownership (reload)
+# 3. B generates above them, then takes ownership (reload).  B's clock,
+#    a minute behind, is frozen a minute before the released ID, so that it
+#    stays behind shard 3's rows however long the test takes.
+$set_b_clock->(utc_clock_spec($a->safe_psql('postgres',
+	"SELECT extract(epoch FROM instagram_id_time($released)) - 60")));
+is($b->safe_psql('postgres', "SELECT clock_timestamp() < instagram_id_time($released)"), 't',
+	'B\'s clock is behind every row of shard 3');
 like(error_of($b, 'SELECT instagram_id(3)'), qr/^22023: shard 3 is not owned/,
 	'B refuses shard 3 until it owns it');
 $b->safe_psql('postgres', "SELECT instagram_id_advance(3, $released)");

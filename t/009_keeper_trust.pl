@@ -71,9 +71,16 @@ $node->safe_psql('ctl', qq{
 		SELECT (SELECT p FROM evil.pwn() p) AS last_value, true AS is_called;
 }, extra_params => [ '-U', 'mallory' ]);
 
-# give a keeper that would fall for it several chances (it re-reads its
-# state every 2 s)
-sleep(6);
+# give a keeper that would fall for it two complete attempts with both
+# attacks in place (it backs off between failures, so a fixed sleep may
+# cover none): each attempt ends in the refusal, logged as an error
+my $log_offset = -s $node->logfile;
+ok(wait_until(sub {
+		my $n = () = substr(slurp_file($node->logfile), $log_offset) =~
+		  /ERROR:\s+database "ctl" is owned by role "mallory", which is not a superuser/g;
+		return $n >= 2;
+	}),
+	'the keeper ran twice more with the attacks in place');
 is(mallory_is_superuser(), 'f', 'nothing of mallory\'s ran as superuser');
 is($node->safe_psql('postgres',
 		"SELECT coalesce(reserved_until < now() + interval '1 day', true) FROM idgen_status()"),

@@ -53,27 +53,65 @@ sub keeper_pid
 # be published.
 $node->safe_psql('app',
 	"ALTER SYSTEM SET synchronous_standby_names = 'ghost'; SELECT pg_reload_conf()");
-sleep(2);
-like(app_error('SELECT snowflake_id()'),
-	qr/^55000: no durable ID reservation is available/,
-	'waiting for a synchronous standby that is gone: generators fail closed');
-for (1 .. 5)
+
+# The keeper writes when a generator needs more than it has reserved; wait
+# until it is inside a synchronous-replication wait, calling a generator
+# (which fails after idgen.max_wait) while it is not.
+sub keeper_in_syncrep
 {
-	my $pid = keeper_pid();
-	$node->safe_psql('app', "SELECT pg_cancel_backend($pid)") if $pid;
-	usleep(300_000);
+	return wait_until(sub {
+		return 1 if $node->safe_psql('app', q{
+			SELECT count(*) = 1 FROM pg_stat_activity
+			 WHERE backend_type = 'idgen keeper' AND wait_event = 'SyncRep'}) eq 't';
+		app_error('SELECT snowflake_id()');
+		return 0;
+	});
+}
+ok(keeper_in_syncrep(), 'the keeper waits for the synchronous standby "ghost"');
+# what was reserved before is used up first (the keeper extends with half
+# of it left); then the generators must stop
+ok(wait_until(sub {
+		app_error('SELECT snowflake_id()') =~ /^55000: no durable ID reservation is available/;
+	}),
+	'waiting for a synchronous standby that is gone: generators fail closed');
+
+# Each signal is sent only once the keeper is seen in that wait, and each
+# must end it: the keeper then refuses to publish what was not confirmed,
+# fails, and is started again.
+for my $round (1 .. 2)
+{
+	ok(keeper_in_syncrep(), "cancel $round: the keeper waits for the standby");
+	my $offset = -s $node->logfile;
+	$node->safe_psql('app', 'SELECT pg_cancel_backend(' . keeper_pid() . ')');
+	ok(eval {
+			$node->wait_for_log(
+				qr/canceling wait for synchronous replication due to user request/s, $offset);
+			$node->wait_for_log(
+				qr/was not confirmed by the synchronous standbys/,
+				$offset);
+			1;
+		},
+		"cancel $round: it ended the wait, and the keeper refused the unconfirmed commit");
 }
 like(app_error('SELECT snowflake_id()'),
 	qr/^55000: no durable ID reservation is available/,
 	'after pg_cancel_backend on the keeper: still fail closed');
-like(slurp_file($node->logfile),
-	qr/canceling wait for synchronous replication due to user request/,
-	'(the cancel did end a synchronous-replication wait)');
-for (1 .. 3)
+for my $round (1 .. 2)
 {
+	ok(keeper_in_syncrep(), "terminate $round: the keeper waits for the standby");
 	my $pid = keeper_pid();
-	$node->safe_psql('app', "SELECT pg_terminate_backend($pid)") if $pid;
-	usleep(300_000);
+	my $offset = -s $node->logfile;
+	$node->safe_psql('app', "SELECT pg_terminate_backend($pid)");
+	ok(eval {
+			$node->wait_for_log(
+				qr/canceling the wait for synchronous replication and terminating connection due to administrator command/,
+				$offset);
+			1;
+		},
+		"terminate $round: it ended the wait");
+	ok($node->poll_query_until('app', qq{
+		SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $pid}),
+		"terminate $round: that keeper exited");
 }
 like(app_error('SELECT snowflake_id()'),
 	qr/^55000: no durable ID reservation is available/,
@@ -200,12 +238,24 @@ $node->append_conf('postgresql.conf', "idgen.database = 'no_such_database'\n");
 $node->stop('fast');
 my $log_offset = -s $node->logfile;
 $start->('start');
-sleep(12);
-my $fatals = () = substr(slurp_file($node->logfile), $log_offset) =~
-  /FATAL:\s+database "no_such_database" does not exist/g;
-cmp_ok($fatals, '<=', 6,
-	"a missing database: the keeper backs off ($fatals attempts in 12 s, not one a second)");
-cmp_ok($fatals, '>=', 2, 'but keeps trying');
+# The postmaster restarts a failed keeper after 1 s; the keeper itself
+# waits 2 s, 4 s, ... (up to 30 s) after consecutive failures.  Wait for
+# four attempts and read their times from the log.
+my @attempts;
+ok(wait_until(sub {
+		@attempts = substr(slurp_file($node->logfile), $log_offset) =~
+		  /^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) \S+ \[\d+\] FATAL:\s+database "no_such_database" does not exist/mg;
+		return @attempts >= 4;
+	}),
+	'a missing database: the keeper keeps trying');
+use Time::Local qw(timegm);
+my @at = map {
+	my ($y, $mo, $d, $h, $mi, $sec) = /^(\d+)-(\d+)-(\d+) (\d+):(\d+):([\d.]+)$/;
+	timegm(0, $mi, $h, $d, $mo - 1, $y) + $sec;
+} @attempts[0 .. 3];
+my @gaps = map { sprintf('%.1f', $at[$_] - $at[ $_ - 1 ]) } 1 .. 3;
+cmp_ok($gaps[1], '>=', 1.5, "the keeper backs off: the third attempt waited $gaps[1] s, not one");
+cmp_ok($gaps[2], '>', $gaps[1], "and the fourth longer ($gaps[2] s)");
 like(app_error('SELECT snowflake_id()'),
 	qr/^55000: no durable ID reservation is available/, 'generators fail closed meanwhile');
 

@@ -57,15 +57,22 @@ is($a->safe_psql('shop', q{
 	'integer true', 'after the timeout the column is as it was');
 
 # The application: two pgbench clients with prepared statements, each
-# transaction one customer and one order of it.
+# transaction one customer and one order of it.  It must still be running
+# when the conversion comes, on any machine: each client writes until the
+# test sets app_control.done, and reads the flag after every write; after
+# that its remaining transactions run no SQL at all, and end at once.
+$a->safe_psql('shop', 'CREATE TABLE app_control (done int NOT NULL); INSERT INTO app_control VALUES (0)');
 my $script = $a->basedir . '/app.sql';
 append_to_file($script, q{
+\if :done = 0
 WITH c AS (INSERT INTO customers (client, name) VALUES (:client_id + 1, 'bench') RETURNING id)
 INSERT INTO orders (customer_id, client) SELECT id, :client_id + 1 FROM c;
+SELECT done FROM app_control \gset
+\endif
 });
 my $bench_out = '';
 my $bench = IPC::Run::start(
-	[ 'pgbench', '-n', '-M', 'prepared', '-c', '2', '-j', '1', '-t', '10000',
+	[ 'pgbench', '-n', '-M', 'prepared', '-c', '2', '-j', '1', '-t', '1000000', '-D', 'done=0',
 	  '-f', $script, $a->connstr('shop') . ' application_name=app' ],
 	'>', \$bench_out, '2>', \$bench_out, IPC::Run::timeout(300));
 ok($a->poll_query_until('shop', "SELECT count(*) >= 100 FROM customers WHERE name = 'bench'"),
@@ -104,15 +111,19 @@ ok(eval { $conversion->finish }, 'the conversion succeeds')
   or diag("conversion: $conv_err") and $conversion->kill_kill;
 like($conv_err, qr/widened public\.orders\(customer_id\) to bigint/, 'it widened the referencing column');
 
-# Let the application write on after the conversion, to its end.
+# Let the application write on after the conversion, then stop it.
 ok($a->poll_query_until('shop',
 		"SELECT count(*) >= 100 FROM customers WHERE name = 'bench' AND id > 2147483647"),
 	'the application keeps inserting, now with idgen IDs');
+$a->safe_psql('shop', 'UPDATE app_control SET done = 1');
 ok(eval { $bench->finish }, 'the application ran to its end, no client failing')
   or diag($bench_out) and $bench->kill_kill;
-like($bench_out, qr/number of transactions actually processed: 20000\/20000/,
+like($bench_out, qr/number of transactions actually processed: 2000000\/2000000/,
 	'every application transaction succeeded');
 like($bench_out, qr/number of failed transactions: 0 /, 'none failed');
+unlike($bench_out, qr/\bclient \d+ [^\n]*\baborted\b/, 'no client aborted');
+my $bench_rows = $a->safe_psql('shop', "SELECT count(*) FROM customers WHERE name = 'bench'");
+cmp_ok($bench_rows, '<', 2000000, "the test, not the transaction count, ended the writes ($bench_rows rows)");
 
 is($a->safe_psql('shop', q{
 	SELECT (SELECT count(*) FROM customers WHERE name = 'bench') || ' ' ||
@@ -121,7 +132,7 @@ is($a->safe_psql('shop', q{
 	       (SELECT count(*) FROM customers WHERE name = 'held') || ' ' ||
 	       (SELECT count(*) FROM customers WHERE name = 'seed') || ' ' ||
 	       (SELECT count(*) FROM orders WHERE client = 0)}),
-	'20000 20000 1 200 200',
+	"$bench_rows $bench_rows 1 200 200",
 	'every committed row is there: one customer and its order per transaction, the held row, the seed rows');
 is($a->safe_psql('shop', q{
 	SELECT count(DISTINCT id) = count(*)

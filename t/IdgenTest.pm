@@ -110,6 +110,22 @@ sub concurrent_pgbench
 	}
 }
 
+# Call $check every 100 ms until it returns true, for at most
+# $PostgreSQL::Test::Utils::timeout_default seconds; return whether it did.
+# For conditions that are not a query on one server (the log, a process).
+sub wait_until
+{
+	my ($check) = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		return 1 if $check->();
+		select(undef, undef, undef, 0.1);
+	}
+	return $check->() ? 1 : 0;
+}
+push @EXPORT, 'wait_until';
+
 1;
 
 # ---- helpers added for the platform tests (t/02x) ----
