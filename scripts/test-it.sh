@@ -32,6 +32,18 @@ versions=$(check_pg_versions "$versions") || exit 2
 
 require_root
 install_packages etcd-server etcd-client
+# t/031_node_client.pl runs a real node-postgres client: it needs node and
+# npm (Debian's nodejs and npm, unless some node and npm are installed
+# already, as from NodeSource, whose nodejs conflicts with Debian's npm),
+# and npm installs the package "pg" from the registry, or from the npm
+# cache kept here between runs (it then works offline).  With
+# IDGEN_NODE_REQUIRED the test fails instead of skipping when it cannot.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	install_packages nodejs npm
+fi
+npm_cache=${IDGEN_PG_CACHE:-/var/cache/idgen}/npm
+mkdir -p "$npm_cache"
+chown postgres: "$npm_cache"
 
 # t/021_pg_upgrade.pl runs pg_upgrade on a cluster with idgen in use, from
 # an older PostgreSQL to the one under test.  It runs in the PostgreSQL 18
@@ -70,7 +82,8 @@ summary=()
 for version in $versions; do
 	say "PostgreSQL $version"
 	t0=$SECONDS
-	passed=0 failed=0 report="" label="PostgreSQL $version" extra_env=()
+	passed=0 failed=0 report="" label="PostgreSQL $version"
+	extra_env=(IDGEN_NODE_REQUIRED=1 IDGEN_NPM_CACHE="$npm_cache")
 
 	if ! use_pg "$version"; then
 		echo "*** PostgreSQL $version is not available"
@@ -89,7 +102,7 @@ for version in $versions; do
 	[ "$version" = "$upgrade_from" ] && old_install=$(dirname "$PG_BIN")
 	if [ "$version" = 18 ]; then
 		install_old
-		extra_env=(IDGEN_OLD_INSTALL="$old_install")
+		extra_env+=(IDGEN_OLD_INSTALL="$old_install")
 	fi
 	# t/040_citus.pl runs on a Citus cluster: scripts/citus.sh builds
 	# Citus into this PostgreSQL from ../shared/vendor when it is missing

@@ -5,8 +5,11 @@
 # text forms sort in JavaScript as the IDs do; and, where the extension has
 # it, snowflake_id_batch(n) pre-assigns keys that the client then inserts.
 #
-# Needs node and npm, and npm's registry to install "pg" into a temporary
-# directory; skipped with a message otherwise.
+# Needs node and npm, and npm's registry (or an npm cache that holds "pg":
+# IDGEN_NPM_CACHE, a directory kept between runs) to install "pg" into a
+# temporary directory.  Skipped with a message otherwise, unless
+# IDGEN_NODE_REQUIRED is set (scripts/test-it.sh installs Debian's nodejs
+# and npm and sets it): then a missing tool or package is a failure.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -18,22 +21,39 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
+# skip, or fail where the client must run
+sub cannot_run
+{
+	my ($why) = @_;
+	if ($ENV{IDGEN_NODE_REQUIRED})
+	{
+		fail($why);
+		done_testing();
+		exit;
+	}
+	plan skip_all => $why;
+}
+
 for my $tool ('node', 'npm')
 {
-	plan skip_all => "$tool is not installed (Debian packages nodejs, npm)"
+	cannot_run("$tool is not installed (Debian packages nodejs, npm)")
 	  unless grep { -x "$_/$tool" } split /:/, $ENV{PATH};
 }
 
+# With a kept cache, --prefer-offline takes "pg" from it without asking
+# the registry: fast, and it works offline once cached.
 my $dir = PostgreSQL::Test::Utils::tempdir('node_client');
 my ($npm_out, $npm_err) = ('', '');
 my $npm_ok = eval {
 	IPC::Run::run(
 		[ 'npm', 'install', '--prefix', $dir, '--no-audit', '--no-fund',
-		  '--no-update-notifier', '--cache', "$dir/npm-cache", 'pg' ],
+		  '--no-update-notifier', '--prefer-offline',
+		  '--cache', $ENV{IDGEN_NPM_CACHE} || "$dir/npm-cache", 'pg' ],
 		'>', \$npm_out, '2>', \$npm_err, IPC::Run::timeout(240));
 };
-plan skip_all => "npm could not install the package pg (no registry?): "
-  . (split /\n/, $npm_err || $@ || 'unknown error')[-1]
+cannot_run("npm could not install the package pg (no registry, nothing cached?): "
+	  . ((grep { !/complete log of this run/ } split /\n/, $npm_err || $@ || 'unknown error')[0]
+		// 'unknown error'))
   unless $npm_ok && -d "$dir/node_modules/pg";
 note 'installed pg ' . slurp_file("$dir/node_modules/pg/package.json") =~ s/.*"version":\s*"([^"]+)".*/$1/sr;
 
