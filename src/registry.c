@@ -2213,6 +2213,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	layout_text = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	idgen_require_control_database("idgen_create_generator");
+	idgen_refuse_in_recovery("idgen_create_generator");
 	idgen_check_generator_name(name);
 
 	idgen_parse_layout(layout_text, &spec, &epoch_given, &unit_given);
@@ -2380,6 +2381,7 @@ idgen_drop_generator(PG_FUNCTION_ARGS)
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	force = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	idgen_require_control_database("idgen_drop_generator");
+	idgen_refuse_in_recovery("idgen_drop_generator");
 
 	values[0] = CStringGetTextDatum(name);
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -2434,6 +2436,7 @@ idgen_change_grant(FunctionCallInfo fcinfo, bool grant)
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	role = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	idgen_require_control_database(funcname);
+	idgen_refuse_in_recovery(funcname);
 	if (pg_strcasecmp(role, "public") != 0)
 		roleid = get_role_oid(role, false);
 
