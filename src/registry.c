@@ -54,6 +54,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
+#include "storage/fd.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/shmem.h"
@@ -570,6 +571,136 @@ idgen_registry_same(int i, const char *name, const char *layout_text,
 }
 
 /*
+ * The counters' floor of last resort: a file in the data directory
+ * listing, for every counter this server reserved for, an upper bound of
+ * its reservation, with the database and table (idgen_counter_state) the
+ * reservation was written to.  It is read only where that table's rows
+ * cannot be trusted: the extension was re-created, or idgen.database
+ * changed, so a counter's row (missing, or 0 from a new creation) may lie
+ * below values the server handed out under the same name and node value.
+ * Then the counter resumes above the bound, skipping at most the margin
+ * (IDGEN_COUNTER_FLOOR_STEPS steps), instead of starting again at 0.
+ * Not replicated: a promoted standby or a restored backup has its own
+ * copy, older, which is only ever used as a floor.  Keeper only.
+ */
+#define IDGEN_COUNTER_FLOOR_FILE "idgen_counters"
+#define IDGEN_COUNTER_FLOOR_STEPS 16
+
+typedef struct IdgenCounterFloor
+{
+	char		name[NAMEDATALEN];
+	int64		node_value;
+	uint64		bound;			/* local values below it may have been issued */
+	Oid			dboid;			/* where the reservation was written */
+	Oid			relid;
+} IdgenCounterFloor;
+
+static IdgenCounterFloor *counter_floors = NULL;
+static int	counter_floors_n = 0;
+static int	counter_floors_max = 0;
+static Oid	counter_state_relid = InvalidOid;	/* last written to */
+
+static IdgenCounterFloor *
+idgen_counter_floor_find(const char *name, int64 node_value, bool add)
+{
+	for (int i = 0; i < counter_floors_n; i++)
+		if (counter_floors[i].node_value == node_value &&
+			strcmp(counter_floors[i].name, name) == 0)
+			return &counter_floors[i];
+	if (!add)
+		return NULL;
+	if (counter_floors_n == counter_floors_max)
+	{
+		counter_floors_max = Max(16, counter_floors_max * 2);
+		counter_floors = counter_floors == NULL ?
+			MemoryContextAllocZero(TopMemoryContext,
+								   sizeof(IdgenCounterFloor) * counter_floors_max) :
+			repalloc(counter_floors, sizeof(IdgenCounterFloor) * counter_floors_max);
+	}
+	memset(&counter_floors[counter_floors_n], 0, sizeof(IdgenCounterFloor));
+	strlcpy(counter_floors[counter_floors_n].name, name, NAMEDATALEN);
+	counter_floors[counter_floors_n].node_value = node_value;
+	return &counter_floors[counter_floors_n++];
+}
+
+/* Read the file once per keeper process; a line that does not parse is skipped. */
+static void
+idgen_counter_floors_read(void)
+{
+	static bool read_once = false;
+	FILE	   *f;
+	char		line[256];
+
+	if (read_once)
+		return;
+	read_once = true;
+	f = AllocateFile(IDGEN_COUNTER_FLOOR_FILE, "r");
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL)
+	{
+		unsigned int dboid;
+		unsigned int relid;
+		long long	node_value;
+		unsigned long long bound;
+		char		name[NAMEDATALEN];
+		IdgenCounterFloor *cf;
+
+		if (sscanf(line, "%u %u %lld %llu %63s", &dboid, &relid, &node_value,
+				   &bound, name) != 5)
+			continue;
+		cf = idgen_counter_floor_find(name, node_value, true);
+		cf->bound = Max(cf->bound, (uint64) bound);
+		cf->dboid = dboid;
+		cf->relid = relid;
+	}
+	FreeFile(f);
+}
+
+/* Write the whole file durably: a temporary file, fsynced, renamed. */
+static void
+idgen_counter_floors_write(void)
+{
+	const char *tmp = IDGEN_COUNTER_FLOOR_FILE ".tmp";
+	FILE	   *f = AllocateFile(tmp, PG_BINARY_W);
+
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", tmp)));
+	for (int i = 0; i < counter_floors_n; i++)
+		fprintf(f, "%u %u " INT64_FORMAT " " UINT64_FORMAT " %s\n",
+				counter_floors[i].dboid, counter_floors[i].relid,
+				counter_floors[i].node_value, counter_floors[i].bound,
+				counter_floors[i].name);
+	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp)));
+	if (FreeFile(f) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", tmp)));
+	(void) durable_rename(tmp, IDGEN_COUNTER_FLOOR_FILE, ERROR);
+}
+
+/*
+ * The floor of a counter whose row in table relid cannot be trusted (see
+ * above), or 0.
+ */
+static uint64
+idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid)
+{
+	IdgenCounterFloor *cf;
+
+	idgen_counter_floors_read();
+	cf = idgen_counter_floor_find(slot->name, slot->node_value, false);
+	if (cf == NULL || (cf->relid == relid && cf->dboid == MyDatabaseId))
+		return 0;
+	return cf->bound;
+}
+
+/*
  * Apply the durable counter reservations of idgen_counter_state (relid) to
  * the slots installed since the last call: every value below one may have
  * been handed out before (a restart, a crash, a failover), so such a
@@ -603,7 +734,20 @@ idgen_registry_load_counters(Oid relid)
 		seen[i] = true;
 		row = (uint64) DatumGetInt64(values[1]);
 		if (!registry_slots[i].state_loaded)
-			idgen_raise_position(&registry_gens[i].gen, row);
+		{
+			uint64		floor = idgen_counter_floor_of(&registry_slots[i], relid);
+
+			idgen_raise_position(&registry_gens[i].gen, Max(row, floor));
+			if (floor > row)
+			{
+				registry_slots[i].state_rewrite = true;
+				ereport(WARNING,
+						(errmsg("idgen keeper: counter \"%s\" resumes above " UINT64_FORMAT ", where this server reserved it before",
+								registry_slots[i].name, floor),
+						 errdetail("Its durable state in database \"%s\" is newer than the reservation this server recorded in file \"%s\": the extension was re-created, or \"idgen.database\" changed.",
+								   idgen_database, IDGEN_COUNTER_FLOOR_FILE)));
+			}
+		}
 		else if (row < pg_atomic_read_u64(&registry_slots[i].counter_reserved))
 			registry_slots[i].state_rewrite = true;
 		else if (row > pg_atomic_read_u64(&registry_slots[i].counter_reserved))
@@ -634,7 +778,19 @@ idgen_registry_load_counters(Oid relid)
 		if (slot->spec.time_field < 0 && !seen[i] &&
 			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_REFUSED)
 		{
-			if (!slot->state_loaded)
+			uint64		floor = slot->state_loaded ? 0 :
+				idgen_counter_floor_of(slot, InvalidOid);
+
+			if (!slot->state_loaded && floor > 0)
+			{
+				/* lost, but this server recorded how far it had got */
+				idgen_raise_position(&registry_gens[i].gen, floor);
+				slot->state_rewrite = true;
+				ereport(WARNING,
+						(errmsg("idgen keeper: counter \"%s\" lost its durable state; it resumes above " UINT64_FORMAT ", where this server reserved it before",
+								slot->name, floor)));
+			}
+			else if (!slot->state_loaded)
 				idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 									 "its durable counter state is missing from idgen_counter_state; restore it from a backup, or drop the generator and create one under a new name");
 			else
@@ -741,6 +897,8 @@ idgen_registry_write_counters(Oid relid)
 	TableScanDesc scan;
 	HeapTuple	tup;
 
+	counter_state_relid = relid;
+
 	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID || desc->natts != 2 ||
 		TupleDescAttr(desc, 0)->atttypid != TEXTOID ||
 		TupleDescAttr(desc, 1)->atttypid != INT8OID ||
@@ -782,6 +940,41 @@ idgen_registry_write_counters(Oid relid)
 }
 
 /*
+ * Before a counter reservation is published: make sure the file's bound
+ * covers it, raising the bound by IDGEN_COUNTER_FLOOR_STEPS steps at a time
+ * so that the file is written rarely.
+ */
+static void
+idgen_counter_floors_cover(void)
+{
+	bool		changed = false;
+
+	if (!OidIsValid(counter_state_relid))
+		return;
+	idgen_counter_floors_read();
+	for (int p = 0; p < counter_plan_n; p++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[counter_plan[p].slot];
+		IdgenCounterFloor *cf = idgen_counter_floor_find(slot->name,
+														 slot->node_value, true);
+
+		if (cf->bound >= counter_plan[p].reserved &&
+			cf->relid == counter_state_relid && cf->dboid == MyDatabaseId)
+			continue;
+		cf->bound = Max(cf->bound,
+						Min(counter_plan[p].reserved +
+							IDGEN_COUNTER_FLOOR_STEPS * Max(counter_plan[p].step,
+															(uint64) slot->spec.counter.prefetch),
+							(uint64) slot->spec.tick_limit));
+		cf->dboid = MyDatabaseId;
+		cf->relid = counter_state_relid;
+		changed = true;
+	}
+	if (changed)
+		idgen_counter_floors_write();
+}
+
+/*
  * The planned reservations are durable: hand them to the callers, with
  * their step and the point past which a caller wakes the keeper (the
  * reservation less the step's refill).  Note the demand for the next
@@ -792,6 +985,9 @@ void
 idgen_registry_publish_counters(void)
 {
 	bool		noted = false;
+
+	/* the data directory's floor of last resort covers them first */
+	idgen_counter_floors_cover();
 
 	/* under a leased node id, etcd records them first (lease.c) */
 	for (int p = 0; p < counter_plan_n && idgen_leases_on; p++)

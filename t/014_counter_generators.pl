@@ -206,13 +206,35 @@ my $b = $servers[1];
 $b->safe_psql('postgres', q{DELETE FROM idgen_counter_state WHERE name = 'tickets'});
 ok($b->poll_query_until('postgres', q{SELECT count(*) = 1 FROM idgen_counter_state WHERE name = 'tickets'}),
 	'while the server runs, the keeper writes a missing counter state again');
-# The keeper may write the row again between the DELETE and the stop (it
-# checks every 2 s): then the restart finds it, and the test tries again.
+# Lost while stopped (the keeper may write the row again between the
+# DELETE and the stop, it checks every 2 s: then the test tries again).
+# The keeper recorded in the data directory how far the counter had got,
+# so it resumes above that, never at 0.
+my $b_max = $b->safe_psql('postgres', q{SELECT max(id) FROM tickets});
 my $tries = 0;
+my $log_from;
 while (1)
 {
 	$b->safe_psql('postgres', q{DELETE FROM idgen_counter_state WHERE name = 'tickets'});
 	$b->stop('immediate');
+	$log_from = -s $b->logfile;
+	$b->start;
+	wait_for_keeper($b);
+	last if ++$tries == 5
+	  || slurp_file($b->logfile, $log_from) =~ /counter "tickets" lost its durable state/;
+}
+like(slurp_file($b->logfile, $log_from), qr/WARNING:.*counter "tickets" lost its durable state; it resumes above \d+/,
+	'after a restart without its row, the keeper floors the counter from its own record');
+is($b->safe_psql('postgres', "SELECT idgen_next('tickets') > $b_max"), 't',
+	'and it continues above every value it handed out, never at 0');
+
+# Lost with the data directory's record too: refused (55000)
+$tries = 0;
+while (1)
+{
+	$b->safe_psql('postgres', q{DELETE FROM idgen_counter_state WHERE name = 'tickets'});
+	$b->stop('immediate');
+	unlink $b->data_dir . '/idgen_counters';
 	$b->start;
 	wait_for_keeper($b);
 	last if ++$tries == 5
@@ -221,7 +243,25 @@ while (1)
 }
 my (undef, undef, $err) = $b->psql('postgres', "\\set VERBOSITY verbose\nSELECT idgen_next('tickets')");
 like($err, qr/ERROR:\s+55000: generator "tickets" cannot issue IDs on this server\nDETAIL:\s+its durable counter state is missing/,
-	'after a restart without it, the counter is refused (55000), never started again at 0');
+	'with its record gone too, the counter is refused (55000), never started again at 0');
+
+# --- idgen.database changed: a re-created counter resumes above the old one --
+my $moved = PostgreSQL::Test::Cluster->new('moved');
+$moved->init;
+$moved->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 9\n");
+$moved->start;
+wait_for_keeper($moved);
+$moved->safe_psql('postgres', q{SELECT idgen_create_generator('m', 'zone:4=1 seq:40')});
+my $m_max = $moved->safe_psql('postgres',
+	q{SELECT max(idgen_next('m')) FROM generate_series(1, 5000)});
+$moved->safe_psql('postgres', 'CREATE DATABASE other');
+$moved->append_conf('postgresql.conf', "idgen.database = 'other'\n");
+$moved->restart;
+wait_for_keeper_in($moved, 'other');
+$moved->safe_psql('other', q{SELECT idgen_create_generator('m', 'zone:4=1 seq:40')});
+is($moved->safe_psql('other', "SELECT min(idgen_next('m')) > $m_max FROM generate_series(1, 100)"), 't',
+	'a counter re-created after idgen.database changed continues above the values of its old definition');
+$moved->stop;
 
 # --- a restored, higher durable state is taken, not overwritten ---------------
 # As if idgen_counter_state came back from a backup of a server that went
