@@ -22,33 +22,43 @@ $node->start;
 wait_for_keeper($node);
 
 # --- two creations at once --------------------------------------------------
-# Session 1 creates race_a and keeps its transaction open; session 2
-# creates race_b with the same layout and epoch.  Session 2 must wait for
-# session 1 and then see race_a, whatever its own snapshot.
-my ($in1, $out1, $err1) = ('', '', '');
-my $s1 = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
-	'<', \$in1, '>', \$out1, '2>', \$err1,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-$in1 .= "BEGIN;\nSELECT idgen_create_generator('race_a', 'time:41 tag:3=5 node:10 seq:9');\nSELECT 'created';\n";
-$s1->pump until $out1 =~ /created/ || $err1 ne '';
-is($err1, '', 'session 1 created race_a and holds its transaction open');
+# Session 1 creates $first and keeps its transaction open; session 2 runs
+# $second_sql, creating $second with the same layout and epoch.  Session 2
+# must wait for session 1 and then see $first, whatever its own snapshot.
+# Returns session 2's stderr.
+sub race
+{
+	my ($first, $first_layout, $second, $second_sql, $what) = @_;
+	my ($in1, $out1, $err1) = ('', '', '');
+	my $s1 = IPC::Run::start(
+		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
+		'<', \$in1, '>', \$out1, '2>', \$err1,
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	$in1 .= "BEGIN;\nSELECT idgen_create_generator('$first', '$first_layout');\nSELECT 'created';\n";
+	$s1->pump until $out1 =~ /created/ || $err1 ne '';
+	is($err1, '', "session 1 created $first and holds its transaction open");
 
-my ($out2, $err2) = ('', '');
-my $s2 = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $node->connstr('postgres'), '-c',
-	  "SELECT idgen_create_generator('race_b', 'time:41 tag:3=5 worker:10 seq:9')" ],
-	'>', \$out2, '2>', \$err2,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-ok($node->poll_query_until('postgres', q{
-	SELECT count(*) = 1 FROM pg_stat_activity
-	 WHERE query LIKE '%race_b%' AND wait_event_type = 'Lock'
-	   AND pid <> pg_backend_pid()}),
-	'session 2 waits for session 1 to end');
-$in1 .= "COMMIT;\n\\q\n";
-$s1->finish;
-$s2->finish;
-like($err2, qr/ERROR:\s+42710: generator "race_b" would issue the same IDs as generator "race_a"/,
+	my ($out2, $err2) = ('', '');
+	my $s2 = IPC::Run::start(
+		[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $node->connstr('postgres'), '-c',
+		  $second_sql ],
+		'>', \$out2, '2>', \$err2,
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	ok($node->poll_query_until('postgres', qq{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		 WHERE query LIKE '%$second%' AND wait_event_type = 'Lock'
+		   AND pid <> pg_backend_pid()}),
+		"$what waits for session 1 to end");
+	$in1 .= "COMMIT;\n\\q\n";
+	$s1->finish;
+	$s2->finish;
+	return $err2;
+}
+
+like(race('race_a', 'time:41 tag:3=5 node:10 seq:9', 'race_b',
+		"SELECT idgen_create_generator('race_b', 'time:41 tag:3=5 worker:10 seq:9')",
+		'session 2'),
+	qr/ERROR:\s+42710: generator "race_b" would issue the same IDs as generator "race_a"/,
 	'then it is refused: race_a has committed');
 is($node->safe_psql('postgres',
 		q{SELECT string_agg(name, ',' ORDER BY name) FROM idgen_generator WHERE name LIKE 'race%'}),
@@ -56,28 +66,10 @@ is($node->safe_psql('postgres',
 
 # The same in a repeatable-read transaction, whose snapshot is older than
 # the creation it waited for.
-$in1 = $out1 = $err1 = '';
-$s1 = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
-	'<', \$in1, '>', \$out1, '2>', \$err1,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-$in1 .= "BEGIN;\nSELECT idgen_create_generator('race_c', 'time:41 tag:3=6 node:10 seq:9');\nSELECT 'created';\n";
-$s1->pump until $out1 =~ /created/ || $err1 ne '';
-($out2, $err2) = ('', '');
-$s2 = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $node->connstr('postgres'), '-c',
-	  "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class; SELECT idgen_create_generator('race_d', 'time:41 tag:3=6 worker:10 seq:9'); COMMIT;" ],
-	'>', \$out2, '2>', \$err2,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-ok($node->poll_query_until('postgres', q{
-	SELECT count(*) = 1 FROM pg_stat_activity
-	 WHERE query LIKE '%race_d%' AND wait_event_type = 'Lock'
-	   AND pid <> pg_backend_pid()}),
-	'a repeatable-read creation waits too');
-$in1 .= "COMMIT;\n\\q\n";
-$s1->finish;
-$s2->finish;
-like($err2, qr/ERROR:\s+42710: generator "race_d" would issue the same IDs as generator "race_c"/,
+like(race('race_c', 'time:41 tag:3=6 node:10 seq:9', 'race_d',
+		"BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class; SELECT idgen_create_generator('race_d', 'time:41 tag:3=6 worker:10 seq:9'); COMMIT;",
+		'a repeatable-read creation'),
+	qr/ERROR:\s+42710: generator "race_d" would issue the same IDs as generator "race_c"/,
 	'and is refused, though its snapshot predates race_c');
 
 # --- a time field that has run out --------------------------------------------
