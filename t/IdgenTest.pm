@@ -35,7 +35,9 @@ sub wait_for_keeper
 	  or die "the idgen keeper did not become ready";
 }
 
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+# Debian's libfaketime, in this machine's multiarch directory
+my ($libfaketime) = (glob('/usr/lib/*/faketime/libfaketime.so.1'),
+	'/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1');
 
 # Give $node its own libfaketime wall clock, read from a file that starts
 # as $spec ("+0", "-10s", or an absolute time, which freezes the clock).
