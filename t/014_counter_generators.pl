@@ -201,7 +201,7 @@ is($standby->safe_psql('postgres', q{
 	'3', 'its counter carries its own node id as worker');
 resumes_above($standby, 'failover to a synchronous standby', $before, 1);
 
-# --- a counter whose durable state is lost is refused, not restarted at 0 ---
+# --- a counter whose durable state is lost: floored or refused, never at 0 ---
 my $b = $servers[1];
 $b->safe_psql('postgres', q{DELETE FROM idgen_counter_state WHERE name = 'tickets'});
 ok($b->poll_query_until('postgres', q{SELECT count(*) = 1 FROM idgen_counter_state WHERE name = 'tickets'}),
