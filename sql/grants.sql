@@ -110,10 +110,15 @@ SELECT draw_as('guarded', 'regress_idgen_ungranted', 'drew') AS public_grant;
 \c postgres
 SELECT idgen_revoke_generator('guarded', 'public');
 SELECT idgen_revoke_generator('guarded_time', 'regress_idgen_granted');
+-- dropping a generator drops its grants: created again, it is granted to no one
+SELECT idgen_grant_generator('guarded31', 'PUBLIC');
+SELECT idgen_drop_generator('guarded31', force => true);
+SELECT idgen_create_generator('guarded31', 'zone:4=8 seq:31');
 SELECT count(*) AS grants_left FROM idgen_generator_grant;
 \c contrib_regression
 \set SHOW_CONTEXT never
 SELECT draw_as('guarded', 'regress_idgen_ungranted', '42501') AS public_revoked;
+SELECT draw_as('guarded31', 'regress_idgen_ungranted', '42501') AS dropped_and_created_again;
 
 DROP TABLE guarded_rows;
 DROP FUNCTION draw_as(text, text, text);

@@ -2600,6 +2600,11 @@ idgen_drop_generator(PG_FUNCTION_ARGS)
 									   idgen_registry_table()),
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update idgen_generator");
+	/* as DROP does for privileges: a generator created again is granted to no one */
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s_generator_grant WHERE name OPERATOR(pg_catalog.=) $1",
+									   idgen_registry_schema_prefix()),
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not update idgen_generator_grant");
 	idgen_registry_at_commit(name, IDGEN_SLOT_DROPPED, true);
 	SPI_finish();
 	PG_RETURN_VOID();
