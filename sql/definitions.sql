@@ -90,6 +90,33 @@ SELECT (idgen_decode_layout(((1::bigint << 41) - 1) << 22, 'time:41 node:10 seq:
                             epoch => '2000-01-01+00') ->> 'time') AS last_ms;
 \set VERBOSITY default
 
+-- a coarse unit spreads its positions through the tick: a day of 16 IDs
+-- has one every 90 minutes.  A new one issues at once (it has issued
+-- nothing), the day's positions up to now, then says the layout's
+-- capacity is exhausted (53400), never that the clock is behind (55000).
+SELECT idgen_create_generator('coarse_16', 'time:20 seq:4 pad:39=0', unit => '1 day');
+SELECT idgen_grant_generator('coarse_16', 'public');
+DO $$
+DECLARE
+  n int := 0;
+  state text;
+BEGIN
+  LOOP
+    BEGIN
+      PERFORM idgen_next('coarse_16');
+      n := n + 1;
+    EXCEPTION WHEN OTHERS THEN
+      state := SQLSTATE;
+      EXIT;
+    END;
+    EXIT WHEN n > 17;
+  END LOOP;
+  -- (17 in the last idgen.max_lead of a day: the next day's first position)
+  RAISE NOTICE 'issued at once: %, then %', CASE WHEN n BETWEEN 1 AND 17 THEN 'the day''s positions up to now' ELSE n::text END, state;
+END
+$$;
+SELECT idgen_drop_generator('coarse_16', true);
+
 -- generators this file defined keep to themselves
 SELECT count(*) AS created FROM idgen_generator WHERE name LIKE 'same\_%' OR name LIKE 'count\_%';
 

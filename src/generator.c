@@ -3,10 +3,11 @@
  * generator.c
  *	  The issuing path shared by the snowflake and instagram layouts.
  *
- * A generator's state is its last issued "position", (ms << seq_bits) | seq
- * (see idgen.h).  Issuing is
+ * A generator's state is its last issued "position", (tick << seq_bits) |
+ * seq (see idgen.h); a tick is a millisecond for the fixed layouts, a unit
+ * of the layout's for named ones.  Issuing is
  *
- *		next = max(last + 1, now_ms << seq_bits)
+ *		next = max(last + 1, now_tick << seq_bits)
  *
  * done under the generator's spinlock, where the only other work is a few
  * comparisons and counter increments: the clock is read before the lock is
@@ -14,7 +15,8 @@
  * happen after it is released.  A failed attempt leaves the state as it
  * was, so an error in one session never affects another.
  *
- * Clock policy.  The timestamp of the next ID may run ahead of the wall
+ * Clock policy.  The moment of the next ID (its millisecond; for a unit
+ * coarser than 1 ms, see idgen_position_ms()) may run ahead of the wall
  * clock ("lead") because a burst used up a millisecond's sequence values or
  * because the clock stepped back.  While the lead stays within
  * idgen.max_lead we keep issuing.  Beyond that the caller sleeps (on its
@@ -71,26 +73,27 @@ typedef enum IdgenAttempt
 } IdgenAttempt;
 
 /*
- * The wall clock in the layout's ticks since its epoch.  For unit 1 (every
- * fixed layout, and most named ones) no division: the offset is 0 for the
- * fixed layouts.
+ * A wall-clock reading (ms since idgen.epoch) in the layout's ticks since
+ * its epoch.  For unit 1 (every fixed layout, and most named ones) no
+ * division: the offset is 0 for the fixed layouts.
  */
+static inline int64
+idgen_layout_tick(const IdgenLayout *layout, int64 ms)
+{
+	if (likely(layout->unit_ms == 1))
+		return ms - layout->offset_ms;
+	return idgen_unit_div(layout, ms - layout->offset_ms);
+}
+
+/* The wall clock in the layout's ticks since its epoch. */
 static inline int64
 idgen_layout_now(const IdgenLayout *layout)
 {
-	if (likely(layout->unit_ms == 1))
-		return idgen_clock_ms() - layout->offset_ms;
-	return idgen_unit_div(layout, idgen_clock_ms() - layout->offset_ms);
+	return idgen_layout_tick(layout, idgen_clock_ms());
 }
 
 /*
- * The first millisecond of a tick, in ms since idgen.epoch: the scale of
- * the durable reservation.  A tick is covered when its start is: after a
- * restart every generator resumes at the first tick that starts at or
- * after the durable reservation (idgen_raise_floor), so every tick issued
- * before lies below it.  (Covering the whole tick would push the shared
- * reservation, and so every generator's floor after a restart, a whole
- * unit ahead of the clock.)
+ * The first millisecond of a tick, in ms since idgen.epoch.
  */
 static inline int64
 idgen_tick_start_ms(const IdgenLayout *layout, int64 tick)
@@ -98,28 +101,72 @@ idgen_tick_start_ms(const IdgenLayout *layout, int64 tick)
 	return layout->offset_ms + tick * layout->unit_ms;
 }
 
-/* The first tick that starts at or after ms (ms since idgen.epoch). */
+/*
+ * The moment of a position, in ms since idgen.epoch: the scale of the
+ * durable reservation and of idgen.max_lead.  A tick's positions are
+ * spread evenly through its unit: position (tick, seq) stands at
+ * tick_start + floor(seq * unit / 2^seq_bits).  For unit 1 (every fixed
+ * layout, and most named ones) that is the tick's start.
+ *
+ * A position is issued only when its moment is covered by the reservation
+ * and within idgen.max_lead of the clock; after a restart every generator
+ * resumes at the first position whose moment is at or after the durable
+ * reservation (idgen_raise_floor).  So a generator with a coarse unit (a
+ * minute, a day) issues on average 2^seq_bits per unit, spread over it, and
+ * resumes within its current tick after a restart rather than at the next
+ * one, a whole unit ahead of the clock.
+ *
+ * Only the top 32 bits of seq take part, so that seq * unit fits 63 bits
+ * (unit_ms < 2^31) without 128-bit arithmetic; the moment is still
+ * non-decreasing in the position, and below the next tick's start.
+ */
+#define IDGEN_MOMENT_SEQ_BITS 32
+
 static inline int64
-idgen_first_tick_from(const IdgenLayout *layout, int64 ms)
+idgen_position_ms(const IdgenLayout *layout, uint64 position)
 {
+	int64		tick = (int64) (position >> layout->seq_bits);
+	int			k;
+	uint64		hi;
+
 	if (likely(layout->unit_ms == 1))
-		return ms - layout->offset_ms;
-	return -idgen_unit_div(layout, layout->offset_ms - ms);
+		return layout->offset_ms + tick;
+	k = Min(layout->seq_bits, IDGEN_MOMENT_SEQ_BITS);
+	hi = (position & ((UINT64CONST(1) << layout->seq_bits) - 1)) >>
+		(layout->seq_bits - k);
+	return idgen_tick_start_ms(layout, tick) +
+		(int64) ((hi * (uint64) layout->unit_ms) >> k);
 }
 
 /*
- * How long, in ms, until the clock lets a position in tick next_tick be
- * issued within idgen.max_lead, the clock now reading tick "now": until
- * the tick (next_tick - max_lead in ticks) starts.
+ * The first position whose moment is at or after ms (ms since
+ * idgen.epoch), the inverse of idgen_position_ms(); past the layout's
+ * range, the first position of its limit, which can never be issued.
  */
-static int64
-idgen_lead_gap_ms(const IdgenLayout *layout, int64 next_tick, int64 now)
+static uint64
+idgen_first_position_from(const IdgenLayout *layout, int64 ms)
 {
-	int64		lead = idgen_max_lead_ms / layout->unit_ms;
+	int64		tick;
+	int64		rest;
+	int			k;
+	uint64		hi;
 
-	if (likely(layout->unit_ms == 1))
-		return next_tick - now - lead;
-	return Max(1, idgen_tick_start_ms(layout, next_tick - lead) - idgen_clock_ms());
+	if (ms <= layout->offset_ms)
+		return 0;
+	tick = idgen_floor_div(ms - layout->offset_ms, layout->unit_ms);
+	rest = ms - layout->offset_ms - tick * layout->unit_ms;
+	k = Min(layout->seq_bits, IDGEN_MOMENT_SEQ_BITS);
+	/* the least hi with (hi * unit) >> k >= rest; rest < unit < 2^31 */
+	hi = (((uint64) rest << k) + (uint64) layout->unit_ms - 1) /
+		(uint64) layout->unit_ms;
+	if (hi >> k)
+	{
+		tick++;
+		hi = 0;
+	}
+	if (tick >= layout->ms_limit)
+		return idgen_tick_position(layout, layout->ms_limit);
+	return idgen_tick_position(layout, tick) + (hi << (layout->seq_bits - k));
 }
 
 /* ms in ticks: how long to wait for a number of ticks. */
@@ -157,7 +204,7 @@ idgen_observe_clock(IdgenGenerator *gen, const IdgenLayout *layout, int64 now)
 
 /*
  * One attempt to issue "count" consecutive positions against the wall-clock
- * reading "now".  Takes and releases gen->mutex.  On IDGEN_ISSUED,
+ * reading "now_ms" (ms since idgen.epoch).  Takes and releases gen->mutex.  On IDGEN_ISSUED,
  * *position is the first of them.  On anything else the state is
  * unchanged, and *gap_ms says by how many ms the clock is short (before the
  * epoch, or of letting the last position within idgen.max_lead), or, for
@@ -165,9 +212,10 @@ idgen_observe_clock(IdgenGenerator *gen, const IdgenLayout *layout, int64 now)
  * that the single-ID hot path (count 1) folds to what it was.
  */
 static pg_attribute_always_inline IdgenAttempt
-idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
+idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now_ms,
 				uint64 count, bool waited, uint64 *position, int64 *gap_ms)
 {
+	int64		now = idgen_layout_tick(layout, now_ms);
 	uint64		next;
 	uint64		last;
 	uint64		first_borrowed;
@@ -216,21 +264,21 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	}
 
 	/*
-	 * Within idgen.max_lead?  In ticks that is ahead <= floor(max_lead /
-	 * unit), which for whole ticks is the same as ahead * unit <= max_lead:
-	 * no division on the hot path.
+	 * Within idgen.max_lead, and covered by the reservation?  Both are
+	 * measured at the moment of the last position.  For unit 1 the lead in
+	 * ticks is the lead in ms: no multiplication on the hot path.
 	 */
-	ahead = next_tick - now;
-	if (unlikely(pg_mul_s64_overflow(ahead, layout->unit_ms, &ahead) ||
-				 ahead > idgen_max_lead_ms))
+	next_ms = idgen_position_ms(layout, last);
+	if (likely(layout->unit_ms == 1))
+		ahead = next_tick - now;
+	else
+		ahead = next_ms - now_ms;
+	if (unlikely(ahead > idgen_max_lead_ms))
 	{
 		SpinLockRelease(&gen->mutex);
-		*gap_ms = idgen_lead_gap_ms(layout, next_tick, now);
+		*gap_ms = ahead - idgen_max_lead_ms;
 		return IDGEN_TOO_FAR_AHEAD;
 	}
-
-	/* Covered by the reservation?  It covers the ticks that start below it. */
-	next_ms = idgen_tick_start_ms(layout, next_tick);
 	if (unlikely(reserved_ms <= 0 || next_ms >= reserved_ms))
 	{
 		SpinLockRelease(&gen->mutex);
@@ -239,7 +287,11 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now,
 	}
 	gen->last = last;
 	gen->issued += count;
-	first_borrowed = Max(next, idgen_tick_position(layout, now + 1));
+	if (likely(layout->unit_ms == 1))
+		first_borrowed = Max(next, idgen_tick_position(layout, now + 1));
+	else
+		first_borrowed = next_ms <= now_ms ? PG_UINT64_MAX :
+			Max(next, idgen_first_position_from(layout, now_ms + 1));
 	if (last >= first_borrowed)
 		gen->borrowed += last - first_borrowed + 1;
 	if (unlikely(waited))
@@ -330,6 +382,36 @@ idgen_report_exhausted(const IdgenLayout *layout)
 }
 
 /*
+ * How far, in ms, the moments of "count" more positions can reach past the
+ * last one's: a tick (1 ms) for unit 1, else the moment's step within the
+ * unit (idgen_position_ms), at least 1 ms.
+ */
+static int64
+idgen_pace_ms(const IdgenLayout *layout, uint64 count)
+{
+	int			k = Min(layout->seq_bits, IDGEN_MOMENT_SEQ_BITS);
+	int64		step = ((int64) layout->unit_ms + (INT64CONST(1) << k) - 1) >> k;
+	int64		pace;
+
+	if (pg_mul_s64_overflow(Max(step, 1), (int64) Min(count, (uint64) PG_INT32_MAX), &pace))
+		return PG_INT64_MAX;
+	return pace;
+}
+
+static void
+idgen_report_capacity(const IdgenLayout *layout)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("%s ID capacity exceeded", layout->name),
+			 errdetail("IDs were requested faster than " UINT64_FORMAT " per %d ms for longer than \"idgen.max_lead\" (%d ms) and \"idgen.max_wait\" (%d ms) absorb.",
+					   UINT64CONST(1) << layout->seq_bits,
+					   layout->unit_ms,
+					   idgen_max_lead_ms, idgen_max_wait_ms),
+			 errhint("Spread the load over more shards or node ids, or raise \"idgen.max_lead\" or \"idgen.max_wait\".")));
+}
+
+/*
  * The slow path: anything the fast path in idgen_issue() did not handle.
  * Loops, sleeping for the clock, until it issues or must fail.
  */
@@ -351,7 +433,7 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 
 		CHECK_FOR_INTERRUPTS();
 
-		switch (idgen_try_issue(gen, layout, idgen_layout_now(layout), count, waited,
+		switch (idgen_try_issue(gen, layout, idgen_clock_ms(), count, waited,
 								&position, &gap_ms))
 		{
 			case IDGEN_ISSUED:
@@ -374,13 +456,17 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 		}
 
 		/*
-		 * Bursts alone never leave the next position more than 1 ms (one
-		 * tick of a named generator's unit) beyond the lead we allow, since
-		 * nothing is issued past it.  A larger gap
-		 * means the clock went backwards; if even a full max_wait cannot
-		 * close it, say so now rather than sleep in vain.
+		 * A burst alone never leaves the next positions further beyond the
+		 * lead we allow than their own pace (one tick, 1 ms, for unit 1),
+		 * since nothing is issued past it.  A larger gap means the clock
+		 * went backwards; if even a full max_wait cannot close it, say so
+		 * now rather than sleep in vain.  A gap of the pace alone that
+		 * max_wait cannot close is the layout's capacity.
 		 */
 		if (!waited && gap_ms > Max(idgen_max_wait_ms, 1))
+		{
+			if (gap_ms <= idgen_pace_ms(layout, count))
+				idgen_report_capacity(layout);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("wall clock is behind the %s IDs already issued", layout->name),
@@ -389,17 +475,11 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 							   idgen_max_wait_ms),
 					 errhint("Retry in %lld ms, and find out what stepped the clock back (NTP, VM migration).",
 							 (long long) gap_ms)));
+		}
 
 		remaining_ms = deadline - idgen_clock_monotonic_ms();
 		if (remaining_ms <= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("%s ID capacity exceeded", layout->name),
-					 errdetail("IDs were requested faster than " UINT64_FORMAT " per %d ms for longer than \"idgen.max_lead\" (%d ms) and \"idgen.max_wait\" (%d ms) absorb.",
-							   UINT64CONST(1) << layout->seq_bits,
-							   layout->unit_ms,
-							   idgen_max_lead_ms, idgen_max_wait_ms),
-					 errhint("Spread the load over more shards or node ids, or raise \"idgen.max_lead\" or \"idgen.max_wait\".")));
+			idgen_report_capacity(layout);
 
 		waited = true;
 		(void) WaitLatch(MyLatch,
@@ -421,7 +501,7 @@ idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout)
 	uint64		position;
 	int64		gap_ms;
 
-	if (likely(idgen_try_issue(gen, layout, idgen_layout_now(layout), 1, false,
+	if (likely(idgen_try_issue(gen, layout, idgen_clock_ms(), 1, false,
 							   &position, &gap_ms) == IDGEN_ISSUED))
 		return position;
 	return idgen_issue_slow(gen, layout, 1);
@@ -442,7 +522,7 @@ idgen_issue_batch(IdgenGenerator *gen, const IdgenLayout *layout,
 	int64		gap_ms;
 
 	Assert(count >= 1);
-	if (likely(idgen_try_issue(gen, layout, idgen_layout_now(layout), count, false,
+	if (likely(idgen_try_issue(gen, layout, idgen_clock_ms(), count, false,
 							   &position, &gap_ms) == IDGEN_ISSUED))
 		return position;
 	return idgen_issue_slow(gen, layout, count);
@@ -479,14 +559,12 @@ void
 idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 				  int64 floor_ms)
 {
-	int64		floor_tick = idgen_first_tick_from(layout, floor_ms);
+	/* past the range, nothing may be issued any more: it saturates */
+	uint64		first = idgen_first_position_from(layout, floor_ms);
 
-	if (floor_tick > 0)
+	if (first > 0)
 	{
-		/* past the range, nothing may be issued any more: saturate */
-		idgen_raise_position(gen,
-							 idgen_tick_position(layout,
-												 Min(floor_tick, layout->ms_limit)) - 1);
+		idgen_raise_position(gen, first - 1);
 		idgen_note_issued(floor_ms - 1);
 	}
 }
