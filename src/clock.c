@@ -14,7 +14,9 @@
  * On Linux both reads go through the vDSO and cost tens of nanoseconds,
  * with no system call.  The wall-clock read, being on the hot path, is
  * inline in idgen.h; this file holds the monotonic ones, used for waits
- * and for the keeper's measure of a counter generator's demand.
+ * and for the keeper's measure of a counter generator's demand.  Tests
+ * can stand the wall clock still with the test-only setting
+ * idgen.test_clock (guc.c); the monotonic clocks always run.
  *
  * IDENTIFICATION
  *	  src/clock.c

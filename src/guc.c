@@ -50,6 +50,8 @@ char	   *idgen_shards_string = NULL;
 char	   *idgen_epoch_string = NULL;
 int64		idgen_epoch_unix_ms = 0;
 TimestampTz idgen_epoch_ts = 0;
+static char *idgen_test_clock_string = NULL;
+int64		idgen_test_clock_unix_ms = 0;
 
 /*
  * Does an epoch, split into fields by ParseDateTime, state its UTC offset?
@@ -407,6 +409,48 @@ idgen_assign_shards(const char *newval, void *extra)
 	idgen_owned_shards = extra;
 }
 
+/*
+ * idgen.test_clock, for tests only: empty (the real clock), or a Unix time
+ * in milliseconds at which idgen's wall clock (idgen_clock_unix_ms) stands
+ * still in every process.  The TAP tests freeze the clock with libfaketime
+ * too, which does not reach every process: on PostgreSQL 15 the
+ * postmaster forks background workers, the keeper among them, from a
+ * signal handler that interrupted libfaketime's select(), during which
+ * libfaketime does not fake the clock, and the child never leaves it
+ * (fake_clock in t/IdgenTest.pm tells more).  A setting read through the
+ * one clock function reaches backends and keeper alike.  PGC_SIGHUP: one
+ * value for the whole server, from postgresql.conf; hidden from SHOW ALL
+ * and the sample file.
+ */
+static bool
+idgen_check_test_clock(char **newval, void **extra, GucSource source)
+{
+	int64		ms = 0;
+	char	   *end;
+
+	if (**newval != '\0')
+	{
+		errno = 0;
+		ms = strtoi64(*newval, &end, 10);
+		if (errno != 0 || *end != '\0' || ms <= 0)
+		{
+			GUC_check_errdetail("\"idgen.test_clock\" is empty, or a positive Unix time in milliseconds.");
+			return false;
+		}
+	}
+	*extra = idgen_guc_malloc(sizeof(int64));
+	if (*extra == NULL)
+		return false;
+	*(int64 *) *extra = ms;
+	return true;
+}
+
+static void
+idgen_assign_test_clock(const char *newval, void *extra)
+{
+	idgen_test_clock_unix_ms = *(int64 *) extra;
+}
+
 void
 idgen_define_gucs(void)
 {
@@ -554,6 +598,15 @@ idgen_define_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("idgen.test_clock",
+							   "For tests only: freezes idgen's wall clock at this Unix time in milliseconds.",
+							   "Empty means the real clock.  Never set it on a server that issues real IDs.",
+							   &idgen_test_clock_string,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							   idgen_check_test_clock, idgen_assign_test_clock, NULL);
 
 	MarkGUCPrefixReserved("idgen");
 

@@ -507,6 +507,7 @@ extern const uint8 *idgen_owned_shards;
 extern char *idgen_epoch_string;
 extern int64 idgen_epoch_unix_ms;
 extern TimestampTz idgen_epoch_ts;
+extern int64 idgen_test_clock_unix_ms;
 extern void idgen_define_gucs(void);
 
 /* shmem.c */
@@ -536,13 +537,17 @@ extern int64 idgen_clock_monotonic_us(void);
 /*
  * Wall clock in Unix ms, read fresh on every call (never the transaction
  * timestamp).  Inline: it is half of a generator call's cost, and on Linux
- * it is a vDSO read, not a system call.
+ * it is a vDSO read, not a system call.  The one exception is the
+ * test-only setting idgen.test_clock (guc.c), which stands this clock
+ * still for backends and keeper alike.
  */
 static inline int64
 idgen_clock_unix_ms(void)
 {
 	struct timespec ts;
 
+	if (unlikely(idgen_test_clock_unix_ms != 0))
+		return idgen_test_clock_unix_ms;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

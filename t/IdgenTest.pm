@@ -45,6 +45,19 @@ my ($libfaketime) = (glob('/usr/lib/*/faketime/libfaketime.so.1'),
 # set($spec) changes the clock of the running server, and start(@args)
 # starts (or restarts) the server under the fake clock: pg_ctl hands its
 # environment to the postmaster, and it to every backend.
+#
+# On PostgreSQL 15 the background workers, idgen's keeper among them, read
+# the real clock all the same.  libfaketime marks the calls it makes to
+# the real functions, select() among them, with a per-thread flag that
+# tells its clock wrappers not to fake; the 15 postmaster unblocks
+# signals only around its wait in select(), and starts its background
+# workers from the SIGCHLD handler that runs there once the startup
+# process is done; the child inherits the flag set and, never returning
+# from that select(), keeps it.  (A keeper that the postmaster restarts later is forked from
+# its main loop and sees the fake clock.  From 16 on the postmaster does
+# that work in its main loop.)  Where the keeper's clock matters, as for
+# the floor after lost state, a test freezes idgen's clock with the
+# test-only setting idgen.test_clock instead, which every process reads.
 sub fake_clock
 {
 	my ($node, $spec) = @_;
