@@ -125,4 +125,30 @@ is($node->safe_psql('postgres', q{
 	  FROM s}),
 	'500000|t', 'a striped counter under demand hands out exactly its own stripes, in order, none skipped');
 
+# --- what a crash skips: at most the documented bound ------------------------
+# After an immediate stop a counter resumes at its durable reservation:
+# above every value handed out, skipping at most one step, so at most
+# max(prefetch, min(2^20, 1/1024 of its values)).  A quiet counter skips at
+# most prefetch; one stopped in a tight loop at most 2^20 (seq:40).
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('quiet', 'zone:7=5 worker:16 seq:40')});
+$node->poll_query_until('postgres',
+	"SELECT counter_reserved = 1000 FROM idgen_generators WHERE name = 'quiet'")
+  or die 'the keeper did not reserve counter quiet';
+my $quiet_last = $node->safe_psql('postgres',
+	"SELECT max(idgen_next('quiet')) FROM generate_series(1, 10)");
+my $burst_last = $node->safe_psql('postgres',
+	"SELECT max(idgen_next('burst')) FROM generate_series(1, 2000000)");
+$node->stop('immediate');
+$node->start;
+wait_for_keeper($node);
+my ($quiet_next, $burst_next) = split /\|/, $node->safe_psql('postgres',
+	"SELECT idgen_next('quiet'), idgen_next('burst')");
+cmp_ok($quiet_next, '>', $quiet_last, 'a quiet counter resumes above its values after a crash');
+cmp_ok($quiet_next - $quiet_last - 1, '<=', 1000,
+	'skipping at most prefetch (1,000): ' . ($quiet_next - $quiet_last - 1));
+cmp_ok($burst_next, '>', $burst_last, 'a counter stopped in a tight loop resumes above its values');
+cmp_ok($burst_next - $burst_last - 1, '<=', 1 << 20,
+	'skipping at most one step, within 2^20: ' . ($burst_next - $burst_last - 1));
+
 done_testing();
