@@ -100,6 +100,10 @@ DO $$
 DECLARE
   n int := 0;
   state text;
+  -- the day's positions whose moment is at most max_lead ahead: before and after
+  lead double precision := extract(epoch FROM current_setting('idgen.max_lead')::interval);
+  reached_before int := floor((extract(epoch FROM clock_timestamp())::numeric % 86400 + lead) * 16 / 86400) + 1;
+  reached_after int;
 BEGIN
   LOOP
     BEGIN
@@ -111,8 +115,12 @@ BEGIN
     END;
     EXIT WHEN n > 17;
   END LOOP;
-  -- (17 in the last idgen.max_lead of a day: the next day's first position)
-  RAISE NOTICE 'issued at once: %, then %', CASE WHEN n BETWEEN 1 AND 17 THEN 'the day''s positions up to now' ELSE n::text END, state;
+  reached_after := floor((extract(epoch FROM clock_timestamp())::numeric % 86400 + lead) * 16 / 86400) + 1;
+  -- (past midnight the count starts again: the next day's first positions)
+  RAISE NOTICE 'issued at once: %, then %',
+    CASE WHEN n BETWEEN reached_before AND reached_after
+              OR (reached_after < reached_before AND n BETWEEN 1 AND 17)
+         THEN 'the day''s positions up to now' ELSE n || ' of ' || reached_before END, state;
 END
 $$;
 SELECT idgen_drop_generator('coarse_16', true);

@@ -112,6 +112,10 @@ SELECT idgen_revoke_generator('guarded', 'public');
 SELECT idgen_revoke_generator('guarded_time', 'regress_idgen_granted');
 -- dropping a generator drops its grants: created again, it is granted to no one
 SELECT idgen_grant_generator('guarded31', 'PUBLIC');
+\c contrib_regression
+\set SHOW_CONTEXT never
+SELECT draw_as('guarded31', 'regress_idgen_ungranted', 'drew') AS granted_to_public;
+\c postgres
 SELECT idgen_drop_generator('guarded31', force => true);
 SELECT idgen_create_generator('guarded31', 'zone:4=8 seq:31');
 SELECT count(*) AS grants_left FROM idgen_generator_grant;

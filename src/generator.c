@@ -272,7 +272,16 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now_ms,
 	if (likely(layout->unit_ms == 1))
 		ahead = next_tick - now;
 	else
+	{
+		/*
+		 * Measured against a clock read under the lock: a reading taken
+		 * before it may be older than the one a session that got the lock
+		 * first issued against, by less than a tick, which
+		 * idgen_observe_clock() cannot see.
+		 */
+		now_ms = Max(now_ms, idgen_clock_ms());
 		ahead = next_ms - now_ms;
+	}
 	if (unlikely(ahead > idgen_max_lead_ms))
 	{
 		SpinLockRelease(&gen->mutex);
@@ -382,20 +391,20 @@ idgen_report_exhausted(const IdgenLayout *layout)
 }
 
 /*
- * How far, in ms, the moments of "count" more positions can reach past the
- * last one's: a tick (1 ms) for unit 1, else the moment's step within the
- * unit (idgen_position_ms), at least 1 ms.
+ * How far, in ms, the moment of the last of "count" more positions can lie
+ * past the last issued one's, for a unit coarser than 1 ms: the moments
+ * they span, count * unit / 2^seq_bits, and one step of the moment within
+ * the unit (idgen_position_ms), and 1 ms for rounding.  count is at most IDGEN_MAX_BATCH and unit
+ * below 2^31, so the product fits.
  */
 static int64
 idgen_pace_ms(const IdgenLayout *layout, uint64 count)
 {
 	int			k = Min(layout->seq_bits, IDGEN_MOMENT_SEQ_BITS);
-	int64		step = ((int64) layout->unit_ms + (INT64CONST(1) << k) - 1) >> k;
-	int64		pace;
+	uint64		span = (uint64) count * (uint64) layout->unit_ms;
 
-	if (pg_mul_s64_overflow(Max(step, 1), (int64) Min(count, (uint64) PG_INT32_MAX), &pace))
-		return PG_INT64_MAX;
-	return pace;
+	return (int64) (((span >> (layout->seq_bits - k)) + (UINT64CONST(1) << k) - 1) >> k) +
+		(((int64) layout->unit_ms + (INT64CONST(1) << k) - 1) >> k) + 1;
 }
 
 static void
@@ -456,16 +465,17 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 		}
 
 		/*
-		 * A burst alone never leaves the next positions further beyond the
-		 * lead we allow than their own pace (one tick, 1 ms, for unit 1),
-		 * since nothing is issued past it.  A larger gap means the clock
-		 * went backwards; if even a full max_wait cannot close it, say so
-		 * now rather than sleep in vain.  A gap of the pace alone that
-		 * max_wait cannot close is the layout's capacity.
+		 * A burst alone never leaves the next position more than 1 ms
+		 * beyond the lead we allow, for unit 1, since nothing is issued
+		 * past it; for a coarser unit, no more than the positions' own
+		 * pace.  A larger gap means the clock went backwards; if even a
+		 * full max_wait cannot close it, say so now rather than sleep in
+		 * vain.  A gap of the pace alone that max_wait cannot close is the
+		 * layout's capacity.
 		 */
 		if (!waited && gap_ms > Max(idgen_max_wait_ms, 1))
 		{
-			if (gap_ms <= idgen_pace_ms(layout, count))
+			if (layout->unit_ms > 1 && gap_ms <= idgen_pace_ms(layout, count))
 				idgen_report_capacity(layout);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
