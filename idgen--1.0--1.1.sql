@@ -121,7 +121,9 @@ CREATE TABLE idgen_generator (
 	refill integer,
 	stripes integer,
 	owned text,
-	segment bigint
+	segment bigint,
+	-- the counter hands out no value below it
+	start bigint
 );
 CREATE UNIQUE INDEX idgen_generator_name ON idgen_generator (name);
 COMMENT ON TABLE idgen_generator IS
@@ -149,7 +151,7 @@ BEGIN
 	   OR NEW.created IS DISTINCT FROM OLD.created
 	   OR NEW.prefetch IS DISTINCT FROM OLD.prefetch OR NEW.refill IS DISTINCT FROM OLD.refill
 	   OR NEW.stripes IS DISTINCT FROM OLD.stripes OR NEW.owned IS DISTINCT FROM OLD.owned
-	   OR NEW.segment IS DISTINCT FROM OLD.segment THEN
+	   OR NEW.segment IS DISTINCT FROM OLD.segment OR NEW.start IS DISTINCT FROM OLD.start THEN
 		RAISE EXCEPTION 'the definition of generator "%" cannot change', OLD.name
 			USING ERRCODE = '55000',
 			      HINT = 'Drop it and create one under a new name.';
@@ -213,15 +215,15 @@ CREATE FUNCTION idgen_create_generator(name text, layout text,
 	epoch timestamptz DEFAULT NULL, unit interval DEFAULT NULL,
 	prefetch integer DEFAULT NULL, refill integer DEFAULT NULL,
 	stripes integer DEFAULT NULL, owned text DEFAULT NULL,
-	segment bigint DEFAULT NULL)
+	segment bigint DEFAULT NULL, start bigint DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'idgen_create_generator'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint) IS
-'define a named generator (superuser, in idgen.database): layout fields or a preset; epoch and unit default to the preset''s, else idgen.epoch and 1 ms; prefetch, refill, stripes, owned, segment for counter layouts';
+COMMENT ON FUNCTION idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint, bigint) IS
+'define a named generator (superuser, in idgen.database): layout fields or a preset; epoch and unit default to the preset''s, else idgen.epoch and 1 ms; prefetch, refill, stripes, owned, segment and start for counter layouts';
 
-REVOKE EXECUTE ON FUNCTION idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint, bigint) FROM PUBLIC;
 
 CREATE FUNCTION idgen_drop_generator(name text, force boolean DEFAULT false)
 RETURNS void
@@ -346,7 +348,8 @@ CREATE FUNCTION idgen_generators_info(
 	OUT prefetch integer,
 	OUT refill integer,
 	OUT stripes integer,
-	OUT owned text)
+	OUT owned text,
+	OUT counter_bound bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'idgen_generators_info'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

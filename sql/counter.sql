@@ -105,3 +105,32 @@ SELECT name, counter_value IS NOT NULL AS has_value,
  ORDER BY name;
 -- a counter of 1,024 values never reserves more than its prefetch at a time
 SELECT prefetch, refill FROM idgen_generators WHERE name = 'tiny';
+
+-- rebalancing stripes: a counter over the same values is refused while the
+-- old one can still hand them out; once that is dropped, the new one
+-- begins at or above the old one's bound ("start"), never below
+\c postgres
+\set SHOW_CONTEXT never
+SELECT idgen_create_generator('orders', 'top:3=5 seq:31', stripes => 2, owned => '0');
+SELECT count(DISTINCT idgen_next('orders')) AS orders_drawn FROM generate_series(1, 5);
+\set VERBOSITY terse
+SELECT idgen_create_generator('orders_v2', 'top:3=5 seq:31', stripes => 4, owned => '0,2');
+SELECT idgen_drop_generator('orders', force => true);
+SELECT counter_bound AS orders_bound FROM idgen_generators WHERE name = 'orders' \gset
+-- (the old one's values are even and below its bound: bound - 2 may be one)
+SELECT idgen_create_generator('orders_v2', 'top:3=5 seq:31', stripes => 4, owned => '0,2',
+                              start => :orders_bound - 2);
+SELECT idgen_create_generator('orders_v2', 'top:3=5 seq:31', stripes => 4, owned => '0,2',
+                              start => :orders_bound);
+SELECT bool_and(id & ((1::bigint << 31) - 1) >= :orders_bound) AS above_the_old_bound,
+       bool_and(id % 2 = 0) AS own_stripes, count(DISTINCT id) AS drawn
+  FROM (SELECT idgen_next('orders_v2') AS id FROM generate_series(1, 100)) s;
+-- the old one cannot come back over the new one's values
+SELECT idgen_create_generator('orders', 'top:3=5 seq:31', stripes => 2, owned => '0');
+-- start is for counters, within the seq field, on an owned value
+SELECT idgen_create_generator('bad_start', 'time:41 node:10 seq:12', start => 5);
+SELECT idgen_create_generator('bad_start', 'gap:55=0 seq:8', start => 256);
+SELECT idgen_create_generator('bad_start', 'gap:55=0 seq:8', start => -1);
+SELECT idgen_create_generator('bad_start', 'gap:55=0 seq:8', stripes => 2, owned => '0', start => 255);
+\set VERBOSITY default
+\c contrib_regression

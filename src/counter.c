@@ -65,6 +65,7 @@
 
 #include <ctype.h>
 
+#include "common/int.h"
 #include "lib/stringinfo.h"
 
 #include "idgen.h"
@@ -144,23 +145,63 @@ idgen_parse_owned(const char *text, IdgenCounterSpec *counter)
 		idgen_counter_error("A server must own at least one stripe.");
 }
 
+/* Is the seq value of local value c at least v?  Never overflows. */
+static bool
+idgen_counter_value_reaches(const IdgenCounterSpec *counter, uint64 c, uint64 v)
+{
+	uint64		k = c / (uint64) counter->segment;
+	uint64		g;
+	uint64		value;
+
+	if (pg_mul_u64_overflow(k / counter->nowned, (uint64) counter->stripes, &g) ||
+		pg_add_u64_overflow(g, (uint64) counter->owned[k % counter->nowned], &g) ||
+		pg_mul_u64_overflow(g, (uint64) counter->segment, &value) ||
+		pg_add_u64_overflow(value, c % (uint64) counter->segment, &value))
+		return true;
+	return value >= v;
+}
+
+/*
+ * The first local value c whose seq value is at or above v (at most 2^63
+ * local values: the seq field is at most 63 bits, a value is at least its
+ * local value).  Values grow with c, so a binary search.
+ */
+static uint64
+idgen_counter_first_at(const IdgenCounterSpec *counter, uint64 v)
+{
+	uint64		lo = 0;
+	uint64		hi = v;
+
+	while (lo < hi)
+	{
+		uint64		mid = lo + (hi - lo) / 2;
+
+		if (idgen_counter_value_reaches(counter, mid, v))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 /*
  * Set the counter options of a parsed layout; NULL-like arguments (0,
  * NULL) take the defaults.  Time layouts take none (22023).
  */
 void
 idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch, int32 refill,
-							int32 stripes, const char *owned, int64 segment)
+							int32 stripes, const char *owned, int64 segment,
+							int64 start)
 {
 	IdgenCounterSpec *counter = &spec->counter;
 	int			seq_bits;
 
 	if (spec->time_field >= 0)
 	{
-		if (prefetch || refill || stripes || owned || segment)
+		if (prefetch || refill || stripes || owned || segment || start)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("prefetch, refill, stripes, owned and segment apply only to counter layouts"),
+					 errmsg("prefetch, refill, stripes, owned, segment and start apply only to counter layouts"),
 					 errdetail("A counter layout is one without a time field.")));
 		return;
 	}
@@ -187,25 +228,23 @@ idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch, int32 refill,
 		for (int s = 0; s < counter->stripes; s++)
 			counter->owned[s] = s;
 	}
-	/* the last local value whose seq value fits */
-	spec->tick_limit = 0;
-	{
-		uint64		limit = UINT64CONST(1) << seq_bits;
-		uint64		lo = 0;
-		uint64		hi = limit;
+	/* the local values whose seq values fit */
+	spec->tick_limit = (int64) idgen_counter_first_at(counter,
+													  UINT64CONST(1) << seq_bits);
 
-		/* binary search for the first c with value(c) >= limit */
-		while (lo < hi)
-		{
-			uint64		mid = lo + (hi - lo) / 2;
-
-			if (idgen_counter_value(counter, mid) >= limit)
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
-		spec->tick_limit = (int64) lo;
-	}
+	/* a start: the first local value at or above it */
+	if (start < 0 || (seq_bits < 63 && start >= (INT64CONST(1) << seq_bits)))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("\"start\" " INT64_FORMAT " is out of range", start),
+				 errdetail("A %d-bit seq field holds values from 0 to " UINT64_FORMAT ".",
+						   seq_bits, (UINT64CONST(1) << seq_bits) - 1)));
+	counter->start = (uint64) start;
+	counter->first = idgen_counter_first_at(counter, counter->start);
+	if ((int64) counter->first >= spec->tick_limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("no value of the owned stripes lies at or above \"start\" " INT64_FORMAT, start)));
 }
 
 /* The options as text, for the registry and the view. */
@@ -247,22 +286,23 @@ idgen_counter_owns(const IdgenCounterSpec *counter, uint64 value)
 
 /*
  * Can two counters whose seq fields lie in the same bits hand out a common
- * seq value below limit?  Their owned sets repeat every lcm(N * S) values,
- * so one period is walked, segment boundary by segment boundary; beyond
- * IDGEN_COUNTER_MEET_STEPS boundaries (periods of billions with small
- * segments) the answer is "yes", which refuses a definition rather than
- * risk a duplicate.
+ * seq value in [from, below)?  Their owned sets repeat every lcm(N * S)
+ * values, so one period from "from" is walked, segment boundary by segment
+ * boundary; beyond IDGEN_COUNTER_MEET_STEPS boundaries (periods of
+ * billions with small segments) the answer is "yes", which refuses a
+ * definition rather than risk a duplicate.
  */
 bool
 idgen_counter_sets_meet(const IdgenCounterSpec *a, const IdgenCounterSpec *b,
-						uint64 limit)
+						uint64 from, uint64 below)
 {
+	uint64		limit = below > from ? below - from : 0;
 	uint64		pa = (uint64) a->stripes * (uint64) a->segment;
 	uint64		pb = (uint64) b->stripes * (uint64) b->segment;
 	uint64		gcd = pa;
 	uint64		r = pb;
 	uint64		period;
-	uint64		v = 0;
+	uint64		v = from;
 
 	while (r != 0)
 	{
@@ -276,7 +316,7 @@ idgen_counter_sets_meet(const IdgenCounterSpec *a, const IdgenCounterSpec *b,
 	else
 		period = Min(limit, pa / gcd * pb);
 
-	for (int steps = 0; v < period; steps++)
+	for (int steps = 0; v - from < period; steps++)
 	{
 		uint64		next_a;
 		uint64		next_b;
@@ -294,7 +334,9 @@ idgen_counter_sets_meet(const IdgenCounterSpec *a, const IdgenCounterSpec *b,
 
 /*
  * Could two counter layouts, both on this server under node id node_id,
- * ever hand out the same ID?  Outside their seq fields every bit is fixed
+ * ever hand out the same ID?  Neither hands out seq values below its
+ * start; b hands out none at or above b_below (a dropped counter that has
+ * stopped: its reservation; PG_UINT64_MAX otherwise).  Outside their seq fields every bit is fixed
  * (node and constant fields, zeros above the width), and those must agree
  * wherever both fix them.  With seq fields in the same bits, the IDs meet
  * only on a common seq value (idgen_counter_sets_meet); seq fields in
@@ -303,7 +345,7 @@ idgen_counter_sets_meet(const IdgenCounterSpec *a, const IdgenCounterSpec *b,
  */
 bool
 idgen_spec_counter_overlap(const IdgenSpec *a, const IdgenSpec *b,
-						   int32 node_id)
+						   int32 node_id, uint64 b_below)
 {
 	const IdgenField *sa = &a->fields[a->seq_field];
 	const IdgenField *sb = &b->fields[b->seq_field];
@@ -322,7 +364,8 @@ idgen_spec_counter_overlap(const IdgenSpec *a, const IdgenSpec *b,
 	if (sa->shift != sb->shift || sa->bits != sb->bits)
 		return true;
 	return idgen_counter_sets_meet(&a->counter, &b->counter,
-								   UINT64CONST(1) << sa->bits);
+								   Max(a->counter.start, b->counter.start),
+								   Min(b_below, UINT64CONST(1) << sa->bits));
 }
 
 /* The seq value of the c-th local counter value (see the header). */

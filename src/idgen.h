@@ -444,6 +444,8 @@ typedef struct IdgenCounterSpec
 	int32		owned[IDGEN_MAX_STRIPES];
 	int32		prefetch;
 	int32		refill;
+	uint64		start;			/* no seq value below it is handed out */
+	uint64		first;			/* the first local value at or above it */
 } IdgenCounterSpec;
 
 typedef struct IdgenSpec
@@ -464,13 +466,15 @@ typedef struct IdgenSpec
 /* counter.c */
 extern void idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch,
 										int32 refill, int32 stripes,
-										const char *owned, int64 segment);
+										const char *owned, int64 segment,
+										int64 start);
 extern char *idgen_counter_options_text(const IdgenSpec *spec);
 extern uint64 idgen_counter_value(const IdgenCounterSpec *counter, uint64 c);
 extern bool idgen_counter_sets_meet(const IdgenCounterSpec *a,
-									const IdgenCounterSpec *b, uint64 limit);
+									const IdgenCounterSpec *b, uint64 from,
+									uint64 below);
 extern bool idgen_spec_counter_overlap(const IdgenSpec *a, const IdgenSpec *b,
-									   int32 node_id);
+									   int32 node_id, uint64 b_below);
 extern uint64 idgen_counter_max_step(const IdgenSpec *spec);
 extern uint64 idgen_counter_refill(const IdgenSpec *spec, uint64 step);
 extern uint64 idgen_counter_next_step(const IdgenSpec *spec, uint64 step,

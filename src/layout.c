@@ -292,7 +292,7 @@ idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
 	if (spec->time_field >= 0)
 		spec->tick_limit = idgen_spec_time_bits_limit(spec);
 	else
-		idgen_parse_counter_options(spec, 0, 0, 0, NULL, 0);
+		idgen_parse_counter_options(spec, 0, 0, 0, NULL, 0, 0);
 }
 
 /*

@@ -177,6 +177,7 @@ enum
 	IDGEN_REG_STRIPES,
 	IDGEN_REG_OWNED,
 	IDGEN_REG_SEGMENT,
+	IDGEN_REG_START,
 	IDGEN_REG_NCOLUMNS
 };
 
@@ -188,6 +189,7 @@ typedef struct IdgenCounterOptions
 	int32		stripes;
 	char	   *owned;
 	int64		segment;
+	int64		start;
 } IdgenCounterOptions;
 
 /* ---- shared memory ---- */
@@ -355,7 +357,7 @@ idgen_registry_loads_served(uint64 requests)
 
 /* The engine's view of a slot's layout. */
 static void idgen_named_not_owned(IdgenGenerator *gen);
-static const char *idgen_collides_with(const char *name, const IdgenSpec *spec,
+static const char *idgen_collides_with(const char *name, const IdgenSpec *spec, bool at_install,
 									   uint32 nslots);
 static void idgen_registry_require_committed(const char *name);
 
@@ -415,7 +417,7 @@ idgen_registry_parse(const char *name, const char *layout_text,
 		if (spec->time_field < 0)
 			idgen_parse_counter_options(spec, options->prefetch, options->refill,
 										options->stripes, options->owned,
-										options->segment);
+										options->segment, options->start);
 	}
 	PG_CATCH();
 	{
@@ -476,7 +478,7 @@ idgen_registry_install(const char *name, const char *layout_text,
 		 * a fixed generator or one installed before it: refuse it here
 		 * rather than issue the same IDs.
 		 */
-		const char *other = idgen_collides_with(name, &spec, i);
+		const char *other = idgen_collides_with(name, &spec, true, i);
 
 		if (other != NULL)
 			refusal = psprintf("under node id %d it would issue the same IDs as %s",
@@ -550,6 +552,7 @@ idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now)
 		 have->counter.segment != now->counter.segment ||
 		 have->counter.prefetch != now->counter.prefetch ||
 		 have->counter.refill != now->counter.refill ||
+		 have->counter.start != now->counter.start ||
 		 have->counter.nowned != now->counter.nowned ||
 		 memcmp(have->counter.owned, now->counter.owned,
 				sizeof(int32) * have->counter.nowned) != 0))
@@ -1050,7 +1053,8 @@ idgen_registry_load(Oid relid)
 		TupleDescAttr(desc, IDGEN_REG_REFILL)->atttypid != INT4OID ||
 		TupleDescAttr(desc, IDGEN_REG_STRIPES)->atttypid != INT4OID ||
 		TupleDescAttr(desc, IDGEN_REG_OWNED)->atttypid != TEXTOID ||
-		TupleDescAttr(desc, IDGEN_REG_SEGMENT)->atttypid != INT8OID)
+		TupleDescAttr(desc, IDGEN_REG_SEGMENT)->atttypid != INT8OID ||
+		TupleDescAttr(desc, IDGEN_REG_START)->atttypid != INT8OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen's table idgen_generator in database \"%s\" has been altered",
@@ -1076,6 +1080,7 @@ idgen_registry_load(Oid relid)
 		options.stripes = nulls[IDGEN_REG_STRIPES] ? 0 : DatumGetInt32(values[IDGEN_REG_STRIPES]);
 		options.owned = nulls[IDGEN_REG_OWNED] ? NULL : TextDatumGetCString(values[IDGEN_REG_OWNED]);
 		options.segment = nulls[IDGEN_REG_SEGMENT] ? 0 : DatumGetInt64(values[IDGEN_REG_SEGMENT]);
+		options.start = nulls[IDGEN_REG_START] ? 0 : DatumGetInt64(values[IDGEN_REG_START]);
 		if (nulls[IDGEN_REG_NAME] || nulls[IDGEN_REG_LAYOUT] ||
 			nulls[IDGEN_REG_EPOCH] || nulls[IDGEN_REG_UNIT_MS])
 			continue;
@@ -2247,20 +2252,56 @@ idgen_fixed_spec(const char *layout, IdgenSpec *spec)
 	idgen_spec_set_clock(spec, idgen_epoch_unix_ms, 1);
 }
 
-/* Could definitions a and b, both on this server, issue the same ID? */
+/*
+ * Could definitions a and b, both on this server, issue the same ID?  For
+ * a counter b that has stopped for good (dropped), b_below bounds the seq
+ * values it handed out; PG_UINT64_MAX otherwise.
+ */
 static bool
-idgen_specs_collide(const IdgenSpec *a, const IdgenSpec *b)
+idgen_specs_collide(const IdgenSpec *a, const IdgenSpec *b, uint64 b_below)
 {
 	if (a->time_field >= 0 && b->time_field >= 0)
 		return idgen_spec_time_overlap(a, b, idgen_current_node_id());
 	if (a->time_field < 0 && b->time_field < 0)
-		return idgen_spec_counter_overlap(a, b, idgen_current_node_id());
+		return idgen_spec_counter_overlap(a, b, idgen_current_node_id(), b_below);
 	return false;
+}
+
+/*
+ * The bound of the seq values a dropped counter handed out on this
+ * server, from its reservation (local values below it may have been
+ * handed out), or PG_UINT64_MAX while it may still hand out more: its
+ * slot still runs (a drop not yet committed), or its reservation is not
+ * known.
+ */
+static uint64
+idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
+							bool reserved_known, uint64 reserved)
+{
+	int			i = registry != NULL ? idgen_registry_find(name) : -1;
+
+	if (spec->time_field >= 0)
+		return PG_UINT64_MAX;
+	if (i >= 0)
+	{
+		IdgenNamedSlot *slot = &registry_slots[i];
+
+		if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_DROPPED)
+			return PG_UINT64_MAX;
+		if (slot->state_loaded)
+		{
+			reserved = Max(reserved, pg_atomic_read_u64(&slot->counter_reserved));
+			reserved_known = true;
+		}
+	}
+	if (!reserved_known || reserved >= (uint64) spec->tick_limit)
+		return PG_UINT64_MAX;
+	return idgen_counter_value(&spec->counter, reserved);
 }
 
 /* the columns idgen_row_spec() reads, in this order */
 #define IDGEN_ROW_SPEC_COLUMNS \
-	"name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment"
+	"name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment, start"
 
 /*
  * The definition in an SPI row of IDGEN_ROW_SPEC_COLUMNS (and possibly
@@ -2284,6 +2325,8 @@ idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec)
 	options.owned = SPI_getvalue(tup, desc, 8);
 	d = SPI_getbinval(tup, desc, 9, &isnull);
 	options.segment = isnull ? 0 : DatumGetInt64(d);
+	d = SPI_getbinval(tup, desc, 10, &isnull);
+	options.start = isnull ? 0 : DatumGetInt64(d);
 	if (!idgen_registry_parse(rname, SPI_getvalue(tup, desc, 2), &options, spec))
 		return false;
 	idgen_spec_set_clock(spec,
@@ -2310,26 +2353,38 @@ idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec)
  * (other than the name's own) that could issue an ID spec may issue, as
  * a phrase for a message; NULL if none.  Active and dropped slots count,
  * also those whose rows went with a dropped extension: their IDs exist.
+ * A dropped counter counts up to its reservation.  When the keeper
+ * installs definitions (at_install), a dropped counter's reservation is
+ * not loaded yet: it is left out, as its creation and any re-creation
+ * compared it under the creation lock.
  */
 static const char *
-idgen_collides_with(const char *name, const IdgenSpec *spec, uint32 nslots)
+idgen_collides_with(const char *name, const IdgenSpec *spec, bool at_install,
+					uint32 nslots)
 {
 	IdgenSpec  *fixed = palloc(sizeof(IdgenSpec));
 
 	idgen_fixed_spec("time:41 node:10 seq:12", fixed);
-	if (idgen_specs_collide(spec, fixed))
+	if (idgen_specs_collide(spec, fixed, PG_UINT64_MAX))
 		return "snowflake_id()";
 	idgen_fixed_spec("time:41 shard:13 seq:10", fixed);
-	if (idgen_specs_collide(spec, fixed))
+	if (idgen_specs_collide(spec, fixed, PG_UINT64_MAX))
 		return "instagram_id()";
 	for (uint32 i = 0; i < nslots; i++)
 	{
 		IdgenNamedSlot *slot = &registry_slots[i];
+		uint32		state = pg_atomic_read_u32(&slot->state);
+		uint64		below = PG_UINT64_MAX;
 
-		if (strcmp(slot->name, name) == 0 ||
-			pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_REFUSED)
+		if (strcmp(slot->name, name) == 0 || state == IDGEN_SLOT_REFUSED)
 			continue;
-		if (idgen_specs_collide(spec, &slot->spec))
+		if (state == IDGEN_SLOT_DROPPED && slot->spec.time_field < 0)
+		{
+			if (at_install && !slot->state_loaded)
+				continue;
+			below = idgen_dropped_counter_below(&slot->spec, slot->name, false, 0);
+		}
+		if (idgen_specs_collide(spec, &slot->spec, below))
 			return psprintf("generator \"%s\"", slot->name);
 	}
 	return NULL;
@@ -2341,10 +2396,15 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 	const char *other;
 	SPIPlanPtr	plan;
 
-	other = idgen_collides_with(name, spec,
+	other = idgen_collides_with(name, spec, false,
 								registry != NULL ? pg_atomic_read_u32(&registry->nslots) : 0);
 
-	plan = SPI_prepare(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS " FROM %s", table),
+	/* with each dropped counter's durable reservation */
+	plan = SPI_prepare(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS ", dropped IS NOT NULL,"
+								" (SELECT s.reserved FROM %s_counter_state s"
+								" WHERE s.name OPERATOR(pg_catalog.=) g.name)"
+								" FROM %s g",
+								idgen_registry_schema_prefix(), table),
 					   0, NULL);
 	if (plan == NULL ||
 		SPI_execute_snapshot(plan, NULL, NULL, GetLatestSnapshot(),
@@ -2356,10 +2416,20 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 		char	   *rname = SPI_getvalue(tup, SPI_tuptable->tupdesc, 1);
 		IdgenSpec  *rspec = palloc(sizeof(IdgenSpec));
 
+		bool		isnull;
+		bool		dropped;
+		Datum		reserved;
+		uint64		below = PG_UINT64_MAX;
+
 		if (strcmp(rname, name) == 0 ||
 			!idgen_row_spec(tup, SPI_tuptable->tupdesc, rspec))
 			continue;
-		if (idgen_specs_collide(spec, rspec))
+		dropped = DatumGetBool(SPI_getbinval(tup, SPI_tuptable->tupdesc, 11, &isnull));
+		reserved = SPI_getbinval(tup, SPI_tuptable->tupdesc, 12, &isnull);
+		if (dropped)
+			below = idgen_dropped_counter_below(rspec, rname, !isnull,
+												isnull ? 0 : (uint64) DatumGetInt64(reserved));
+		if (idgen_specs_collide(spec, rspec, below))
 			other = psprintf("generator \"%s\"", rname);
 	}
 	if (other != NULL)
@@ -2367,6 +2437,8 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("generator \"%s\" would issue the same IDs as %s", name, other),
 				 errdetail("Both count the same ticks (or values) in the same bits, and no bit that both fix on this server tells their IDs apart."),
+				 spec->time_field < 0 ?
+				 errhint("Use %s itself, or change the layout or a constant field.  A counter that replaces a dropped one can begin at its \"counter_bound\" (\"start\").", other) :
 				 errhint("Use %s itself, or change the epoch, the layout or a constant field.", other)));
 }
 
@@ -2390,16 +2462,17 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	bool		fits;
 	char	   *table;
 	char	   *canonical;
-	Oid			argtypes[9] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID,
-	INT4OID, INT4OID, INT4OID, TEXTOID, INT8OID};
-	Datum		values[9];
-	char		nulls[10] = "         ";
+	Oid			argtypes[10] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID,
+	INT4OID, INT4OID, INT4OID, TEXTOID, INT8OID, INT8OID};
+	Datum		values[10];
+	char		nulls[11] = "          ";
 	int			ret;
 	int32		prefetch = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4);
 	int32		refill = PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5);
 	int32		stripes = PG_ARGISNULL(6) ? 0 : PG_GETARG_INT32(6);
 	char	   *owned = PG_ARGISNULL(7) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(7));
 	int64		segment = PG_ARGISNULL(8) ? 0 : PG_GETARG_INT64(8);
+	int64		start = PG_ARGISNULL(9) ? 0 : PG_GETARG_INT64(9);
 
 	idgen_require_superuser("idgen_create_generator");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
@@ -2426,7 +2499,8 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid counter options"),
 				 errdetail("\"prefetch\", \"stripes\" and \"segment\" are at least 1.")));
-	idgen_parse_counter_options(&spec, prefetch, refill, stripes, owned, segment);
+	idgen_parse_counter_options(&spec, prefetch, refill, stripes, owned, segment,
+								start);
 
 	if (epoch > idgen_clock_unix_ms())
 		ereport(ERROR,
@@ -2480,9 +2554,10 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		values[6] = Int32GetDatum(spec.counter.stripes);
 		values[7] = CStringGetTextDatum(idgen_counter_options_text(&spec));
 		values[8] = Int64GetDatum(spec.counter.segment);
+		values[9] = Int64GetDatum((int64) spec.counter.start);
 	}
 	else
-		memset(nulls + 4, 'n', 5);
+		memset(nulls + 4, 'n', 6);
 
 	/* a name is never reused for another definition; re-creating un-drops */
 	ret = SPI_execute_with_args(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS ", dropped IS NOT NULL"
@@ -2497,7 +2572,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		IdgenSpec  *had = palloc(sizeof(IdgenSpec));
 		bool		same = idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, had) &&
 			idgen_spec_same(had, &spec);
-		bool		dropped = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 10, &isnull));
+		bool		dropped = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 11, &isnull));
 
 		if (!same)
 			ereport(ERROR,
@@ -2509,6 +2584,8 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("generator \"%s\" already exists", name)));
+		/* others created since it was dropped may begin above its values */
+		idgen_refuse_same_ids(name, &spec, table);
 		if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = NULL WHERE name OPERATOR(pg_catalog.=) $1", table),
 								  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not update idgen_generator");
@@ -2529,8 +2606,8 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 					 errdetail("This server still runs that definition, whose row was dropped with the extension since; a name is never reused for another definition."),
 					 errhint("Choose another name.")));
 		idgen_refuse_same_ids(name, &spec, table);
-		if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", table),
-								  9, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
+		if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment, start) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", table),
+								  10, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into idgen_generator");
 		/*
 		 * A slot of the name left from before the extension was re-created
@@ -2541,14 +2618,17 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, slot >= 0);
 
 		/*
-		 * A counter starts with its durable state, at 0: a counter whose
-		 * row is missing later has lost it, and is refused rather than
-		 * started again at 0.
+		 * A counter starts with its durable state, at its first local
+		 * value (0, or the first at or above "start"): a counter whose row
+		 * is missing later has lost it, and is refused rather than started
+		 * again at 0.
 		 */
+		values[1] = Int64GetDatum((int64) spec.counter.first);
+		argtypes[1] = INT8OID;
 		if (spec.time_field < 0 &&
-			SPI_execute_with_args(psprintf("INSERT INTO %s_counter_state (name, reserved) SELECT $1, 0 WHERE NOT EXISTS (SELECT FROM %s_counter_state WHERE name OPERATOR(pg_catalog.=) $1)",
+			SPI_execute_with_args(psprintf("INSERT INTO %s_counter_state (name, reserved) SELECT $1, $2 WHERE NOT EXISTS (SELECT FROM %s_counter_state WHERE name OPERATOR(pg_catalog.=) $1)",
 										   idgen_registry_schema_prefix(), idgen_registry_schema_prefix()),
-								  1, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+								  2, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert into idgen_counter_state");
 	}
 	SPI_finish();
@@ -2726,8 +2806,8 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 	{
 		IdgenNamedSlot *slot = &registry_slots[i];
 		const IdgenSpec *spec = &slot->spec;
-		Datum		values[18];
-		bool		nulls[18] = {0};
+		Datum		values[19];
+		bool		nulls[19] = {0};
 		uint32		state = pg_atomic_read_u32(&slot->state);
 		uint64		issued = 0;
 		uint64		borrowed = 0;
@@ -2788,9 +2868,22 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 			values[15] = Int32GetDatum((int32) idgen_counter_refill(spec, step));
 			values[16] = Int32GetDatum(spec->counter.stripes);
 			values[17] = CStringGetTextDatum(idgen_counter_options_text(spec));
+
+			/*
+			 * every value handed out lies below the value of the
+			 * reservation: where a counter that replaces this one begins
+			 */
+			{
+				uint64		reserved = Max(pg_atomic_read_u64(&slot->counter_reserved), last);
+
+				if (reserved < (uint64) spec->tick_limit)
+					values[18] = Int64GetDatum((int64) idgen_counter_value(&spec->counter, reserved));
+				else
+					values[18] = Int64GetDatum((int64) (UINT64CONST(1) << spec->fields[spec->seq_field].bits));
+			}
 		}
 		else
-			for (int c = 12; c < 18; c++)
+			for (int c = 12; c < 19; c++)
 				nulls[c] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -86,6 +86,54 @@ is($merge->safe_psql('postgres', q{
 	SELECT min(id) FROM tickets}),
 	'0', 'IDs start at 0');
 
+# --- rebalancing stripes across the two servers -----------------------------
+# The documented procedure: drop the old counter on every server, take the
+# highest counter_bound of all servers, and create the new one everywhere
+# with start => that bound.  Server 1 takes stripes 0 and 3 of 4, so half
+# of its new values lie in what was server 2's stripe.
+my @bounds;
+for my $n (1 .. 2)
+{
+	my $node = $servers[ $n - 1 ];
+	my $owned = $n - 1;
+	my $draws = $n == 1 ? 3000 : 1000;
+	$node->safe_psql('postgres', qq{
+		SELECT idgen_create_generator('orders', 'top:2=1 seq:31', stripes => 2, owned => '$owned');
+		CREATE TABLE orders_ids AS SELECT 'old'::text AS era, idgen_next('orders') AS id
+		  FROM generate_series(1, $draws);
+		SELECT idgen_drop_generator('orders', force => true);});
+	push @bounds, $node->safe_psql('postgres',
+		q{SELECT counter_bound FROM idgen_generators WHERE name = 'orders'});
+}
+my $start = $bounds[0] > $bounds[1] ? $bounds[0] : $bounds[1];
+for my $n (1 .. 2)
+{
+	my $node = $servers[ $n - 1 ];
+	my $owned = $n == 1 ? '0,3' : '1,2';
+	$node->safe_psql('postgres', qq{
+		SELECT idgen_create_generator('orders_v2', 'top:2=1 seq:31', stripes => 4,
+		                              owned => '$owned', start => $start);
+		INSERT INTO orders_ids SELECT 'new', idgen_next('orders_v2') FROM generate_series(1, 3000);});
+}
+my @ids = map {
+	split /\n/, $_->safe_psql('postgres', q{SELECT era || ' ' || id FROM orders_ids})
+} @servers;
+my %seen;
+my ($old_max, $new_min) = (0, undef);
+for (@ids)
+{
+	my ($era, $id) = split / /;
+	$seen{$id}++;
+	$old_max = $id if $era eq 'old' && $id > $old_max;
+	$new_min = $id if $era eq 'new' && (!defined $new_min || $id < $new_min);
+}
+is(scalar(@ids) . '|' . scalar(keys %seen), '10000|10000',
+	'rebalanced from 2 to 4 stripes across two servers: 10,000 values, all distinct');
+cmp_ok($new_min, '>', $old_max, 'every new value lies above every old one');
+like(error_of($servers[0], q{SELECT idgen_create_generator('orders', 'top:2=1 seq:31', stripes => 2, owned => '0')}),
+	qr/^42710: generator "orders" would issue the same IDs as generator "orders_v2"/,
+	'the old counter cannot be created again over the new one\'s values');
+
 # --- durability on server 1 -------------------------------------------------
 my $a = $servers[0];
 $a->safe_psql('postgres', q{
