@@ -2288,6 +2288,22 @@ idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
 
 		if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_DROPPED)
 			return PG_UINT64_MAX;
+
+		/*
+		 * Switched off under its lock, so every value it handed out was
+		 * within the reservation of that moment, which we read after.
+		 */
+		for (int s = 0; s < idgen_slot_ngenerators(i); s++)
+		{
+			IdgenGenerator *gen = idgen_slot_generator(i, s);
+			bool		owned;
+
+			SpinLockAcquire(&gen->mutex);
+			owned = gen->owned;
+			SpinLockRelease(&gen->mutex);
+			if (owned)
+				return PG_UINT64_MAX;
+		}
 		if (slot->state_loaded)
 		{
 			reserved = Max(reserved, pg_atomic_read_u64(&slot->counter_reserved));
