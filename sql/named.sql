@@ -25,7 +25,7 @@ SELECT idgen_create_generator('simple', 'time:41 random:23', epoch => '2023-01-0
 SELECT name, layout, epoch, unit_ms FROM idgen_generator ORDER BY name;
 
 -- bad definitions: 22023, 22008, 42710, 42501
-SELECT idgen_create_generator('x', 'time:41 seq:12');
+SELECT idgen_create_generator('x', 'time:41 seq:24');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('x', 'time:41 a:10 a:12');
 \echo :LAST_ERROR_SQLSTATE
@@ -207,6 +207,19 @@ SELECT idgen_create_generator('tw', 'tsid');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('tw', 'twitter');
 SELECT idgen_next('tw') > 0 AS back;
+
+-- narrower layouts: IDs of at most 53 bits are safe integers in
+-- JavaScript.  The js53 preset has 5 node bits, which node id 37 does not
+-- fit (22023); a layout of its own with 6 does.
+SELECT idgen_create_generator('js', 'js53');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('js', 'time:41 node:6 seq:6');
+SELECT bool_and(id < (1::bigint << 53)) AS below_2_53,
+       bool_and(id > p OR p IS NULL) AS increasing, count(DISTINCT id) AS ids,
+       bool_and((idgen_decode('js', id) ->> 'node')::int = 37) AS node_37
+  FROM (SELECT id, lag(id) OVER (ORDER BY g) AS p
+          FROM (SELECT g, idgen_next('js') AS id FROM generate_series(1, 10000) g) s) t;
+SELECT idgen_decode_layout(idgen_next('js'), 'time:41 node:6 seq:6') ->> 'node' AS decoded_node;
 
 -- A call site resolves a constant name once; any other name argument is
 -- looked at on every call: from a column, and from a PL/pgSQL variable

@@ -68,6 +68,7 @@ $node->safe_psql('postgres', q{
 		id   bigint PRIMARY KEY DEFAULT snowflake_id(),
 		code text GENERATED ALWAYS AS (idgen_encode(id)) STORED,
 		name text NOT NULL);
+	SELECT idgen_create_generator('js', 'js53');
 });
 my $have_batch = $node->safe_psql('postgres',
 	"SELECT count(*) > 0 FROM pg_proc WHERE proname = 'snowflake_id_batch'") eq 't';
@@ -136,6 +137,22 @@ async function main() {
     out.batch = 'missing';
   }
 
+  // 4. a 53-bit layout (preset js53): every ID a JavaScript number holds
+  // exactly, so a client may take int8 as a number for it
+  r = await client.query({
+    text: "SELECT idgen_next('js') AS id FROM generate_series(1, 1000) ORDER BY random()",
+    types: { getTypeParser: (oid, format) => oid === 20 ? (v => Number(v)) : require('pg').types.getTypeParser(oid, format) }
+  });
+  const nums = r.rows.map(row => row.id);
+  out.js53_numbers = nums.every(n => typeof n === 'number' && Number.isSafeInteger(n));
+  out.js53_distinct = new Set(nums).size;
+  // as numbers, they sort exactly as the server orders the IDs
+  const sorted = [...nums].sort((x, y) => x - y);
+  r = await client.query({
+    text: "SELECT array_agg(id::text ORDER BY id) AS ids FROM unnest($1::bigint[]) AS id",
+    values: [nums.map(String)] });
+  out.js53_order = sorted.every((n, i) => String(n) === r.rows[0].ids[i]);
+
   await client.end();
   console.log(JSON.stringify(out));
 }
@@ -168,6 +185,9 @@ is($r->{json_roundtrips}, 200,
 ok($r->{code_order_is_id_order}, 'crockford32 codes sort in JavaScript as the IDs do');
 ok($r->{base62_order_is_id_order}, 'base62 codes sort in JavaScript as the IDs do');
 ok($r->{lookup_by_code}, 'a row is found by the code the client sent back');
+ok($r->{js53_numbers}, 'js53 IDs arrive as JavaScript numbers, every one a safe integer');
+is($r->{js53_distinct}, 1000, 'all 1,000 distinct as numbers');
+ok($r->{js53_order}, 'sorted as numbers in JavaScript, in the order of the IDs on the server');
 
 SKIP:
 {
