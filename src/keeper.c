@@ -1612,7 +1612,10 @@ idgen_keeper_main(Datum main_arg)
 	{
 		bool		loaded = false;
 		int64		next_load = 0;
+		int64		last_load = 0;
+		uint64		changes_loaded = 0;
 		uint64		load_requests;
+		uint64		changes;
 
 		BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
 		keeper_connected = true;
@@ -1653,28 +1656,54 @@ idgen_keeper_main(Datum main_arg)
 				continue;
 			}
 
+			/* the reservations first, whatever the lookups ask for */
+			if (loaded)
+				sleep_ms = idgen_keeper_tick();
+
 			/*
 			 * Load again every IDGEN_KEEPER_CHECK_MS, even when idle: that
 			 * notices a changed epoch being resolved, and a durable value
 			 * that went missing or backwards (extension dropped, sequence
 			 * reset), which it restores.  A read-only transaction: no WAL.
+			 *
+			 * Lookups of names not loaded ask for a load: answered at once
+			 * if a definition or grant was committed since the last load,
+			 * otherwise no sooner than IDGEN_KEEPER_LOOKUP_LOAD_MS after
+			 * the last one began, all of them by one load.  Both counters
+			 * are read before the load takes its snapshot.
 			 */
 			load_requests = idgen_registry_load_requests();
-			if (!loaded || idgen_clock_monotonic_ms() >= next_load ||
-				idgen_registry_load_requested(load_requests))
+			changes = idgen_registry_changes();
+			if (!loaded ||
+				idgen_clock_monotonic_ms() >= next_load ||
+				(idgen_registry_load_requested(load_requests) &&
+				 (changes != changes_loaded ||
+				  idgen_clock_monotonic_ms() >= last_load + IDGEN_KEEPER_LOOKUP_LOAD_MS)))
 			{
+				last_load = idgen_clock_monotonic_ms();
 				loaded = idgen_keeper_load();
 				if (loaded)
+				{
 					idgen_registry_loads_served(load_requests);
+					changes_loaded = changes;
+					/* what the load installed: a new counter's first refill */
+					sleep_ms = idgen_keeper_tick();
+				}
 				next_load = idgen_clock_monotonic_ms() + IDGEN_KEEPER_CHECK_MS;
 			}
-			if (loaded)
-				sleep_ms = idgen_keeper_tick();
 			sleep_ms = Min(sleep_ms, lease_ms);
-			/* a lookup asked while this round ran: load again at once */
+
+			/* a lookup asked while this round ran: load when allowed */
 			if (loaded &&
 				idgen_registry_load_requested(idgen_registry_load_requests()))
-				sleep_ms = 0;
+			{
+				if (idgen_registry_changes() != changes_loaded)
+					sleep_ms = 0;
+				else
+					sleep_ms = Min(sleep_ms,
+								   Max(last_load + IDGEN_KEEPER_LOOKUP_LOAD_MS -
+									   idgen_clock_monotonic_ms(), 0));
+			}
 
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -143,6 +143,8 @@ typedef struct IdgenRegistry
 	pg_atomic_uint64 load_requests; /* lookups that asked for a load */
 	pg_atomic_uint64 loads_served;	/* requests up to here have seen a load
 									 * that began after them */
+	pg_atomic_uint64 changes;	/* commits that created or dropped a
+								 * generator or changed its grants */
 	int32		pool_used;		/* keeper only */
 	int64		floor_unix_ms;	/* floor of new slots in this shared memory */
 	int64		node_floor_unix_ms; /* and of new slots embedding the node id:
@@ -222,6 +224,7 @@ idgen_registry_shmem_init(void)
 	pg_atomic_init_u32(&registry->nslots, 0);
 	pg_atomic_init_u64(&registry->load_requests, 0);
 	pg_atomic_init_u64(&registry->loads_served, 0);
+	pg_atomic_init_u64(&registry->changes, 0);
 	registry->pool_used = 0;
 	registry->floor_unix_ms = 0;
 }
@@ -343,6 +346,22 @@ bool
 idgen_registry_load_requested(uint64 requests)
 {
 	return requests != pg_atomic_read_u64(&registry->loads_served);
+}
+
+/*
+ * How many commits changed the definitions or the grants.  Only the
+ * functions that do so bump it (superusers, or roles they chose), so a
+ * keeper that sees it move may load at once; lookups of unknown names,
+ * which any role can make, only ask for a load that the keeper may defer.
+ * Read by the keeper before a load begins its transaction, as the requests.
+ */
+uint64
+idgen_registry_changes(void)
+{
+	uint64		changes = pg_atomic_read_u64(&registry->changes);
+
+	pg_memory_barrier();
+	return changes;
 }
 
 void
@@ -1228,7 +1247,11 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 
 		/*
 		 * A load that serves this request sees every definition whose
-		 * commit this session could have seen before it.  The keeper may
+		 * commit this session could have seen before it.  The keeper
+		 * answers such requests together, at most every
+		 * IDGEN_KEEPER_LOOKUP_LOAD_MS (at once after a commit that created
+		 * a generator), so a loop of unknown names waits rather than keeps
+		 * it from its reservations.  The keeper may
 		 * reset its latch in a wait of its own (a lock, a synchronous
 		 * standby) and miss ours: set it again now and then.  A keeper
 		 * that has stopped loading says why after a second (a failed one
@@ -2059,10 +2082,15 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 		}
 	}
 
-	if (event == XACT_EVENT_COMMIT && load_at_commit)
+	/*
+	 * A definition or grant committed: the keeper loads at once, without
+	 * waiting for its interval between the loads that lookups ask for.
+	 */
+	if (event == XACT_EVENT_COMMIT && (load_at_commit || pending_states != NIL))
 	{
 		Latch	   *latch = idgen_keeper_latch();
 
+		pg_atomic_fetch_add_u64(&registry->changes, 1);
 		pg_atomic_fetch_add_u64(&registry->load_requests, 1);
 		if (latch != NULL)
 			SetLatch(latch);
