@@ -1011,6 +1011,67 @@ idgen_keeper_recheck_floors(Oid relid)
 	keeper_floors_relid = relid;
 }
 
+/*
+ * Take the floors and releases that appeared in table relid, the one this
+ * keeper reads and writes, while shared memory lives: restored into it
+ * (pg_dump carries the table) or copied in by hand.  A higher floor raises
+ * the shard's generator; a shard whose latest event there is a release,
+ * while it runs here with no change of its own pending, is switched off.
+ * Never the other way: what this server made durable itself is already
+ * in memory, and a floor is never lowered nor a release undone here.
+ */
+static void
+idgen_keeper_take_restored_floors(Oid relid)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenShardControl *sc = &idgen_shared->shards;
+	uint64	   *floors = palloc0(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
+	bool	   *released = palloc0(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
+	int64		last_event;
+	int			taken = 0;
+
+	idgen_keeper_read_floors(relid, floors, released, &last_event);
+	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
+	{
+		IdgenGenerator *gen = &idgen_shared->instagram[i].gen;
+		bool		raise = false;
+		bool		release = false;
+
+		SpinLockAcquire(&keeper->mutex);
+		if (floors[i] > sc->floor_durable[i])
+		{
+			sc->floor_durable[i] = floors[i];
+			sc->floor_pending[i] = Max(sc->floor_pending[i], floors[i]);
+			raise = true;
+		}
+		if (released[i] && !sc->released[i] &&
+			sc->release_pending[i] == IDGEN_RELEASE_KEEP)
+		{
+			sc->released[i] = true;
+			release = true;
+		}
+		SpinLockRelease(&keeper->mutex);
+
+		if (raise)
+			idgen_raise_position(gen, floors[i]);
+		if (release)
+		{
+			SpinLockAcquire(&gen->mutex);
+			gen->owned = false;
+			SpinLockRelease(&gen->mutex);
+		}
+		if (raise || release)
+			taken++;
+	}
+	SpinLockAcquire(&keeper->mutex);
+	sc->last_event = Max(sc->last_event, last_event);
+	SpinLockRelease(&keeper->mutex);
+	if (taken > 0)
+		ereport(LOG,
+				(errmsg("idgen keeper: took restored floors or releases of %d shards from idgen_shard_floor in database \"%s\"",
+						taken, idgen_database)));
+}
+
 /* ---- the worker: loading, reserving, floors ---- */
 
 static bool
@@ -1132,7 +1193,12 @@ idgen_keeper_load(void)
 		wrote = true;
 	}
 	if (published > 0 && OidIsValid(objs.floors))
-		idgen_keeper_recheck_floors(objs.floors);
+	{
+		if (objs.floors == keeper_floors_relid)
+			idgen_keeper_take_restored_floors(objs.floors);
+		else
+			idgen_keeper_recheck_floors(objs.floors);
+	}
 
 	/*
 	 * An epoch record never becomes durable alone: a start that found it

@@ -119,6 +119,9 @@ typedef struct IdgenNamedSlot
 	int			acl_n;
 	Oid			acl_roles[IDGEN_MAX_GRANTEES];
 	bool		state_loaded;	/* durable state applied (keeper only) */
+	bool		state_missing;	/* refused until its state row appears
+								 * (keeper only) */
+	bool		defined_dropped;	/* its row's dropped mark meanwhile */
 	bool		state_rewrite;	/* durable state missing or low (keeper only) */
 	int64		state_changed_ms;	/* monotonic ms of a drop/re-create commit */
 } IdgenNamedSlot;
@@ -752,7 +755,7 @@ idgen_registry_load_counters(Oid relid)
 			continue;
 		seen[i] = true;
 		row = (uint64) DatumGetInt64(values[1]);
-		if (!registry_slots[i].state_loaded)
+		if (!registry_slots[i].state_loaded || registry_slots[i].state_missing)
 		{
 			uint64		floor = idgen_counter_floor_of(&registry_slots[i], relid);
 
@@ -765,6 +768,22 @@ idgen_registry_load_counters(Oid relid)
 								registry_slots[i].name, floor),
 						 errdetail("Its durable state in database \"%s\" is newer than the reservation this server recorded in file \"%s\": the extension was re-created, or \"idgen.database\" changed.",
 								   idgen_database, IDGEN_COUNTER_FLOOR_FILE)));
+			}
+
+			/*
+			 * Refused for want of this row, so nothing was issued here
+			 * under the name: the row arrived after its definition (a
+			 * parallel pg_restore commits them in either order), and is
+			 * taken as a start would take it.
+			 */
+			if (registry_slots[i].state_missing)
+			{
+				registry_slots[i].state_missing = false;
+				idgen_slot_set_state(i, registry_slots[i].defined_dropped ?
+									 IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
+				ereport(LOG,
+						(errmsg("idgen keeper: counter \"%s\" found its durable state; it resumes above " UINT64_FORMAT,
+								registry_slots[i].name, Max(row, floor))));
 			}
 		}
 		else if (row < pg_atomic_read_u64(&registry_slots[i].counter_reserved))
@@ -810,8 +829,14 @@ idgen_registry_load_counters(Oid relid)
 								slot->name, floor)));
 			}
 			else if (!slot->state_loaded)
+			{
+				/* taken if the row appears: see above */
+				slot->state_missing = true;
+				slot->defined_dropped =
+					pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED;
 				idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 									 "its durable counter state is missing from idgen_counter_state; restore it from a backup, or drop the generator and create one under a new name");
+			}
 			else
 				slot->state_rewrite = true;
 		}
@@ -1124,11 +1149,16 @@ idgen_registry_load(Oid relid)
 		if (idgen_clock_monotonic_ms() - registry_slots[i].state_changed_ms <
 			IDGEN_REGISTRY_SETTLE_MS)
 			continue;
-		if (state == IDGEN_SLOT_REFUSED)
+		if (state == IDGEN_SLOT_REFUSED && !registry_slots[i].state_missing)
 			continue;
 		if (!idgen_registry_same(i, name, layout_text, epoch, unit, &options))
+		{
+			registry_slots[i].state_missing = false;
 			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 								 "its definition in idgen_generator changed after IDs were issued under it");
+		}
+		else if (registry_slots[i].state_missing)
+			registry_slots[i].defined_dropped = dropped;
 		else if (dropped != (state == IDGEN_SLOT_DROPPED))
 			idgen_slot_set_state(i, dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
 	}
