@@ -25,6 +25,9 @@ CREATE TABLE idgen_shard_floor (
 COMMENT ON TABLE idgen_shard_floor IS
 'idgen: per-shard floors set by instagram_id_advance() and releases by instagram_id_release(); kept by the keeper';
 REVOKE ALL ON TABLE idgen_shard_floor FROM PUBLIC;
+-- pg_dump carries the floors and releases: a server restored without them
+-- would issue a moved shard's IDs again, or below its floor
+SELECT pg_catalog.pg_extension_config_dump('idgen_shard_floor', '');
 
 -- Stops the shard on this server at once, statements already running
 -- included, and returns the ID to pass to instagram_id_advance() on the

@@ -689,6 +689,16 @@ extern void idgen_registry_load_grants(Oid relid);
 extern uint64 idgen_registry_load_requests(void);
 extern bool idgen_registry_load_requested(uint64 requests);
 extern void idgen_registry_loads_served(uint64 requests);
+extern uint64 idgen_registry_changes(void);
+
+/*
+ * The keeper loads the definitions for lookups of names it has not loaded
+ * at most this often (one load answers every lookup made before it began),
+ * so that lookups of unknown names, which any role can make, cannot keep
+ * it from its reservations.  A commit that created or dropped a generator,
+ * or changed its grants, is loaded at once.
+ */
+#define IDGEN_KEEPER_LOOKUP_LOAD_MS 100
 extern void idgen_registry_load_counters(Oid relid);
 extern int	idgen_registry_plan_counters(void);
 extern void idgen_registry_write_counters(Oid relid);

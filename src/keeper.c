@@ -1011,6 +1011,67 @@ idgen_keeper_recheck_floors(Oid relid)
 	keeper_floors_relid = relid;
 }
 
+/*
+ * Take the floors and releases that appeared in table relid, the one this
+ * keeper reads and writes, while shared memory lives: restored into it
+ * (pg_dump carries the table) or copied in by hand.  A higher floor raises
+ * the shard's generator; a shard whose latest event there is a release,
+ * while it runs here with no change of its own pending, is switched off.
+ * Never the other way: what this server made durable itself is already
+ * in memory, and a floor is never lowered nor a release undone here.
+ */
+static void
+idgen_keeper_take_restored_floors(Oid relid)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenShardControl *sc = &idgen_shared->shards;
+	uint64	   *floors = palloc0(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
+	bool	   *released = palloc0(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
+	int64		last_event;
+	int			taken = 0;
+
+	idgen_keeper_read_floors(relid, floors, released, &last_event);
+	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
+	{
+		IdgenGenerator *gen = &idgen_shared->instagram[i].gen;
+		bool		raise = false;
+		bool		release = false;
+
+		SpinLockAcquire(&keeper->mutex);
+		if (floors[i] > sc->floor_durable[i])
+		{
+			sc->floor_durable[i] = floors[i];
+			sc->floor_pending[i] = Max(sc->floor_pending[i], floors[i]);
+			raise = true;
+		}
+		if (released[i] && !sc->released[i] &&
+			sc->release_pending[i] == IDGEN_RELEASE_KEEP)
+		{
+			sc->released[i] = true;
+			release = true;
+		}
+		SpinLockRelease(&keeper->mutex);
+
+		if (raise)
+			idgen_raise_position(gen, floors[i]);
+		if (release)
+		{
+			SpinLockAcquire(&gen->mutex);
+			gen->owned = false;
+			SpinLockRelease(&gen->mutex);
+		}
+		if (raise || release)
+			taken++;
+	}
+	SpinLockAcquire(&keeper->mutex);
+	sc->last_event = Max(sc->last_event, last_event);
+	SpinLockRelease(&keeper->mutex);
+	if (taken > 0)
+		ereport(LOG,
+				(errmsg("idgen keeper: took restored floors or releases of %d shards from idgen_shard_floor in database \"%s\"",
+						taken, idgen_database)));
+}
+
 /* ---- the worker: loading, reserving, floors ---- */
 
 static bool
@@ -1132,7 +1193,12 @@ idgen_keeper_load(void)
 		wrote = true;
 	}
 	if (published > 0 && OidIsValid(objs.floors))
-		idgen_keeper_recheck_floors(objs.floors);
+	{
+		if (objs.floors == keeper_floors_relid)
+			idgen_keeper_take_restored_floors(objs.floors);
+		else
+			idgen_keeper_recheck_floors(objs.floors);
+	}
 
 	/*
 	 * An epoch record never becomes durable alone: a start that found it
@@ -1612,7 +1678,10 @@ idgen_keeper_main(Datum main_arg)
 	{
 		bool		loaded = false;
 		int64		next_load = 0;
+		int64		last_load = 0;
+		uint64		changes_loaded = 0;
 		uint64		load_requests;
+		uint64		changes;
 
 		BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
 		keeper_connected = true;
@@ -1653,28 +1722,54 @@ idgen_keeper_main(Datum main_arg)
 				continue;
 			}
 
+			/* the reservations first, whatever the lookups ask for */
+			if (loaded)
+				sleep_ms = idgen_keeper_tick();
+
 			/*
 			 * Load again every IDGEN_KEEPER_CHECK_MS, even when idle: that
 			 * notices a changed epoch being resolved, and a durable value
 			 * that went missing or backwards (extension dropped, sequence
 			 * reset), which it restores.  A read-only transaction: no WAL.
+			 *
+			 * Lookups of names not loaded ask for a load: answered at once
+			 * if a definition or grant was committed since the last load,
+			 * otherwise no sooner than IDGEN_KEEPER_LOOKUP_LOAD_MS after
+			 * the last one began, all of them by one load.  Both counters
+			 * are read before the load takes its snapshot.
 			 */
 			load_requests = idgen_registry_load_requests();
-			if (!loaded || idgen_clock_monotonic_ms() >= next_load ||
-				idgen_registry_load_requested(load_requests))
+			changes = idgen_registry_changes();
+			if (!loaded ||
+				idgen_clock_monotonic_ms() >= next_load ||
+				(idgen_registry_load_requested(load_requests) &&
+				 (changes != changes_loaded ||
+				  idgen_clock_monotonic_ms() >= last_load + IDGEN_KEEPER_LOOKUP_LOAD_MS)))
 			{
+				last_load = idgen_clock_monotonic_ms();
 				loaded = idgen_keeper_load();
 				if (loaded)
+				{
 					idgen_registry_loads_served(load_requests);
+					changes_loaded = changes;
+					/* what the load installed: a new counter's first refill */
+					sleep_ms = idgen_keeper_tick();
+				}
 				next_load = idgen_clock_monotonic_ms() + IDGEN_KEEPER_CHECK_MS;
 			}
-			if (loaded)
-				sleep_ms = idgen_keeper_tick();
 			sleep_ms = Min(sleep_ms, lease_ms);
-			/* a lookup asked while this round ran: load again at once */
+
+			/* a lookup asked while this round ran: load when allowed */
 			if (loaded &&
 				idgen_registry_load_requested(idgen_registry_load_requests()))
-				sleep_ms = 0;
+			{
+				if (idgen_registry_changes() != changes_loaded)
+					sleep_ms = 0;
+				else
+					sleep_ms = Min(sleep_ms,
+								   Max(last_load + IDGEN_KEEPER_LOOKUP_LOAD_MS -
+									   idgen_clock_monotonic_ms(), 0));
+			}
 
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -119,6 +119,9 @@ typedef struct IdgenNamedSlot
 	int			acl_n;
 	Oid			acl_roles[IDGEN_MAX_GRANTEES];
 	bool		state_loaded;	/* durable state applied (keeper only) */
+	bool		state_missing;	/* refused until its state row appears
+								 * (keeper only) */
+	bool		defined_dropped;	/* its row's dropped mark meanwhile */
 	bool		state_rewrite;	/* durable state missing or low (keeper only) */
 	int64		state_changed_ms;	/* monotonic ms of a drop/re-create commit */
 } IdgenNamedSlot;
@@ -143,6 +146,8 @@ typedef struct IdgenRegistry
 	pg_atomic_uint64 load_requests; /* lookups that asked for a load */
 	pg_atomic_uint64 loads_served;	/* requests up to here have seen a load
 									 * that began after them */
+	pg_atomic_uint64 changes;	/* commits that created or dropped a
+								 * generator or changed its grants */
 	int32		pool_used;		/* keeper only */
 	int64		floor_unix_ms;	/* floor of new slots in this shared memory */
 	int64		node_floor_unix_ms; /* and of new slots embedding the node id:
@@ -224,6 +229,7 @@ idgen_registry_shmem_init(void)
 	pg_atomic_init_u32(&registry->nslots, 0);
 	pg_atomic_init_u64(&registry->load_requests, 0);
 	pg_atomic_init_u64(&registry->loads_served, 0);
+	pg_atomic_init_u64(&registry->changes, 0);
 	registry->pool_used = 0;
 	registry->floor_unix_ms = 0;
 }
@@ -345,6 +351,22 @@ bool
 idgen_registry_load_requested(uint64 requests)
 {
 	return requests != pg_atomic_read_u64(&registry->loads_served);
+}
+
+/*
+ * How many commits changed the definitions or the grants.  Only the
+ * functions that do so bump it (superusers, or roles they chose), so a
+ * keeper that sees it move may load at once; lookups of unknown names,
+ * which any role can make, only ask for a load that the keeper may defer.
+ * Read by the keeper before a load begins its transaction, as the requests.
+ */
+uint64
+idgen_registry_changes(void)
+{
+	uint64		changes = pg_atomic_read_u64(&registry->changes);
+
+	pg_memory_barrier();
+	return changes;
 }
 
 void
@@ -736,7 +758,7 @@ idgen_registry_load_counters(Oid relid)
 			continue;
 		seen[i] = true;
 		row = (uint64) DatumGetInt64(values[1]);
-		if (!registry_slots[i].state_loaded)
+		if (!registry_slots[i].state_loaded || registry_slots[i].state_missing)
 		{
 			uint64		floor = idgen_counter_floor_of(&registry_slots[i], relid);
 
@@ -749,6 +771,22 @@ idgen_registry_load_counters(Oid relid)
 								registry_slots[i].name, floor),
 						 errdetail("Its durable state in database \"%s\" is newer than the reservation this server recorded in file \"%s\": the extension was re-created, or \"idgen.database\" changed.",
 								   idgen_database, IDGEN_COUNTER_FLOOR_FILE)));
+			}
+
+			/*
+			 * Refused for want of this row, so nothing was issued here
+			 * under the name: the row arrived after its definition (a
+			 * parallel pg_restore commits them in either order), and is
+			 * taken as a start would take it.
+			 */
+			if (registry_slots[i].state_missing)
+			{
+				registry_slots[i].state_missing = false;
+				idgen_slot_set_state(i, registry_slots[i].defined_dropped ?
+									 IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
+				ereport(LOG,
+						(errmsg("idgen keeper: counter \"%s\" found its durable state; it resumes above " UINT64_FORMAT,
+								registry_slots[i].name, Max(row, floor))));
 			}
 		}
 		else if (row < pg_atomic_read_u64(&registry_slots[i].counter_reserved))
@@ -794,8 +832,14 @@ idgen_registry_load_counters(Oid relid)
 								slot->name, floor)));
 			}
 			else if (!slot->state_loaded)
+			{
+				/* taken if the row appears: see above */
+				slot->state_missing = true;
+				slot->defined_dropped =
+					pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED;
 				idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 									 "its durable counter state is missing from idgen_counter_state; restore it from a backup, or drop the generator and create one under a new name");
+			}
 			else
 				slot->state_rewrite = true;
 		}
@@ -1110,11 +1154,16 @@ idgen_registry_load(Oid relid)
 		if (idgen_clock_monotonic_ms() - registry_slots[i].state_changed_ms <
 			IDGEN_REGISTRY_SETTLE_MS)
 			continue;
-		if (state == IDGEN_SLOT_REFUSED)
+		if (state == IDGEN_SLOT_REFUSED && !registry_slots[i].state_missing)
 			continue;
 		if (!idgen_registry_same(i, name, layout_text, epoch, unit, &options))
+		{
+			registry_slots[i].state_missing = false;
 			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 								 "its definition in idgen_generator changed after IDs were issued under it");
+		}
+		else if (registry_slots[i].state_missing)
+			registry_slots[i].defined_dropped = dropped;
 		else if (dropped != (state == IDGEN_SLOT_DROPPED))
 			idgen_slot_set_state(i, dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
 	}
@@ -1233,7 +1282,11 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 
 		/*
 		 * A load that serves this request sees every definition whose
-		 * commit this session could have seen before it.  The keeper may
+		 * commit this session could have seen before it.  The keeper
+		 * answers such requests together, at most every
+		 * IDGEN_KEEPER_LOOKUP_LOAD_MS (at once after a commit that created
+		 * a generator), so a loop of unknown names waits rather than keeps
+		 * it from its reservations.  The keeper may
 		 * reset its latch in a wait of its own (a lock, a synchronous
 		 * standby) and miss ours: set it again now and then.  A keeper
 		 * that has stopped loading says why after a second (a failed one
@@ -2064,10 +2117,15 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 		}
 	}
 
-	if (event == XACT_EVENT_COMMIT && load_at_commit)
+	/*
+	 * A definition or grant committed: the keeper loads at once, without
+	 * waiting for its interval between the loads that lookups ask for.
+	 */
+	if (event == XACT_EVENT_COMMIT && (load_at_commit || pending_states != NIL))
 	{
 		Latch	   *latch = idgen_keeper_latch();
 
+		pg_atomic_fetch_add_u64(&registry->changes, 1);
 		pg_atomic_fetch_add_u64(&registry->load_requests, 1);
 		if (latch != NULL)
 			SetLatch(latch);

@@ -2,10 +2,10 @@
 # that created it commits, whatever the keeper is doing.
 #
 # A call for a name not loaded yet asks the keeper to load the definitions
-# and waits for it.  Here another session keeps the keeper loading without
-# pause (each call for an unknown name asks for a load), so most new
-# definitions commit while a load that began before them is running: that
-# load must not answer the call.
+# and waits for it.  Here another session keeps asking the keeper to load
+# (each call for an unknown name asks for a load), and each new definition
+# commits while a load that began before it is running: that load must not
+# answer the call.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -11,6 +11,14 @@
 # the data is intact; the restored extension equals a fresh one; the new
 # server's reservation and recorded epoch stay its own; and the DEFAULTs
 # keep generating with the new node id, without a duplicate.
+#
+# What the source keeper keeps as configuration travels: a shard's floor
+# (instagram_id_advance) and release (instagram_id_release), and a counter
+# generator with its durable state.  Restored into the running target's
+# keeper database, the keeper takes them without a restart: the released
+# shard refuses, the advanced one issues above its floor, and the counter
+# resumes above its restored state even when its definition is restored
+# before its state row, as a parallel pg_restore may do.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -43,6 +51,25 @@ $src->safe_psql('app', q{
 	INSERT INTO orders (item) SELECT 'order ' || g FROM generate_series(1, 20000) g;
 	INSERT INTO photos (caption) SELECT 'photo ' || g FROM generate_series(1, 20000) g;
 });
+# a shard advanced ten minutes ahead of the clock (the target may issue
+# that far ahead), another released, and a
+# counter that has handed out values
+$src->safe_psql('app', q{
+	SELECT instagram_id_advance(7, instagram_id_from_time(clock_timestamp() + interval '10 min', 7), force => true);
+	SELECT instagram_id_release(9);
+	SELECT idgen_create_generator('tickets', 'zone:7=3 seq:40');
+	SELECT count(idgen_next('tickets')) FROM generate_series(1, 2500);
+});
+ok($src->poll_query_until('app', q{
+	SELECT (SELECT count(*) FROM idgen_shard_floor WHERE shard = 7) > 0
+	   AND (SELECT reserved >= 2500 FROM idgen_counter_state WHERE name = 'tickets')}),
+	'the source keeper made the floor, the release and the counter durable');
+my $floor_rows = q{SELECT string_agg(format('%s %s %s', shard, id, released), ', ' ORDER BY shard, event) FROM idgen_shard_floor};
+my $floors = $src->safe_psql('app', $floor_rows);
+like($floors, qr/^7 \d+ f, 9 \d+ t$/, 'the source holds a floor of shard 7 and a release of shard 9');
+my $floor7 = $src->safe_psql('app', 'SELECT max(id) FROM idgen_shard_floor WHERE shard = 7');
+my $tickets = $src->safe_psql('app', q{SELECT reserved FROM idgen_counter_state WHERE name = 'tickets'});
+
 my $durable = q{SELECT format('hwm %s %s, epoch %s %s', h.last_value, h.is_called, e.last_value, e.is_called)
                   FROM idgen_hwm h, idgen_epoch e};
 like($src->safe_psql('app', $durable), qr/^hwm \d+ t, epoch \d+ t$/,
@@ -69,6 +96,7 @@ $dst->init;
 $dst->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'idgen'
 idgen.node_id = 32
+idgen.max_lead = '15min'
 });
 $dst->start;
 wait_for_keeper($dst);
@@ -85,15 +113,45 @@ is($dst->safe_psql('app', $fingerprint), $data,
 	'the data is intact (including the generated column computed from the IDs)');
 is($dst->safe_psql('app', $durable), 'hwm 0 f, epoch 0 f',
 	'the restored idgen_hwm and idgen_epoch are fresh, not the source\'s');
+is($dst->safe_psql('app', $floor_rows), $floors,
+	'the shard floors and releases are restored');
 $dst->safe_psql('postgres', 'CREATE DATABASE fresh');
 $dst->safe_psql('fresh', 'CREATE EXTENSION idgen');
 is(extension_members($dst, 'app'), extension_members($dst, 'fresh'),
 	'the restored extension equals a fresh CREATE EXTENSION');
 
-# and into the target's own keeper database, where the extension exists
-command_ok([ 'pg_restore', '--exit-on-error', '-d', $dst->connstr('postgres'), "$dir/app.dump" ],
-	'pg_restore into the target\'s keeper database (idgen.database) works too');
+# and into the target's own keeper database, where the extension exists,
+# the counter's definition first and the rest once the keeper has loaded
+# it: the order a parallel pg_restore may commit them in
+my ($list) = run_command([ 'pg_restore', '-l', "$dir/app.dump" ]);
+my @definitions = grep { /TABLE DATA \S+ idgen_generator / } split /\n/, $list;
+is(scalar(@definitions), 1, 'the dump carries the definitions');
+PostgreSQL::Test::Utils::append_to_file("$dir/first.list", "$_\n") for @definitions;
+PostgreSQL::Test::Utils::append_to_file("$dir/rest.list", "$_\n")
+  for grep { !/TABLE DATA \S+ idgen_generator / } split /\n/, $list;
+command_ok([ 'pg_restore', '--exit-on-error', '-L', "$dir/first.list", '-d', $dst->connstr('postgres'), "$dir/app.dump" ],
+	'pg_restore of the definitions alone into the target\'s keeper database');
+ok($dst->poll_query_until('postgres',
+		q{SELECT state = 'refused' FROM idgen_generators WHERE name = 'tickets'}),
+	'a counter whose state is not restored yet is refused');
+command_ok([ 'pg_restore', '--exit-on-error', '-L', "$dir/rest.list", '-d', $dst->connstr('postgres'), "$dir/app.dump" ],
+	'then the rest (idgen.database) works too');
 is($dst->safe_psql('postgres', $fingerprint), $data, 'the data is intact there as well');
+is($dst->safe_psql('postgres', $floor_rows), $floors,
+	'the shard floors and releases are restored there');
+
+# The keeper takes them while the server runs.  The release and the floor
+# are taken by one load: once shard 9 refuses, shard 7 has its floor.
+ok(wait_until(sub { error_of($dst, 'SELECT instagram_id(9)') =~ /^22023: shard 9 is not owned/ }),
+	'the restored release of shard 9 is taken: it refuses (22023)');
+is($dst->safe_psql('postgres', "SELECT instagram_id(7) > $floor7"), 't',
+	'shard 7 issues above its restored floor, ten minutes ahead of the clock');
+ok($dst->poll_query_until('postgres',
+		q{SELECT state = 'active' FROM idgen_generators WHERE name = 'tickets'}),
+	'the counter is taken once its state row is restored, without a restart');
+is($dst->safe_psql('postgres',
+		qq{SELECT (idgen_decode('tickets', idgen_next('tickets')) ->> 'seq')::bigint >= $tickets}),
+	't', 'and resumes above its restored durable state');
 
 # --- the target's own state, and generation ---------------------------------
 is($dst->safe_psql('postgres', qq{
