@@ -50,6 +50,8 @@ char	   *idgen_shards_string = NULL;
 char	   *idgen_epoch_string = NULL;
 int64		idgen_epoch_unix_ms = 0;
 TimestampTz idgen_epoch_ts = 0;
+int			idgen_max_generators = 64;
+int			idgen_generator_shards = 8192;
 static char *idgen_test_clock_string = NULL;
 int64		idgen_test_clock_unix_ms = 0;
 

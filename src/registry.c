@@ -165,8 +165,6 @@ static IdgenGeneratorPadded *registry_gens = NULL;
 static IdgenGeneratorPadded *registry_pool = NULL;
 static IdgenNamedSlot *registry_slots = NULL;
 
-int			idgen_max_generators = 64;
-int			idgen_generator_shards = 8192;
 
 /* the columns of idgen_generator, in order */
 enum
