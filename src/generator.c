@@ -138,6 +138,13 @@ idgen_position_ms(const IdgenLayout *layout, uint64 position)
 		(int64) ((hi * (uint64) layout->unit_ms) >> k);
 }
 
+/* The moment of a position as a Unix ms, for the view's lead. */
+int64
+idgen_position_unix_ms(const IdgenLayout *layout, uint64 position)
+{
+	return idgen_epoch_unix_ms + idgen_position_ms(layout, position);
+}
+
 /*
  * The first position whose moment is at or after ms (ms since
  * idgen.epoch), the inverse of idgen_position_ms(); past the layout's

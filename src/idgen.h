@@ -585,6 +585,7 @@ extern uint64 idgen_issue_batch(IdgenGenerator *gen, const IdgenLayout *layout,
 extern int32 idgen_check_batch_size(FunctionCallInfo fcinfo, int argno);
 extern void idgen_note_issued(int64 ms);
 extern int64 idgen_reservation_deadline(void);
+extern int64 idgen_position_unix_ms(const IdgenLayout *layout, uint64 position);
 extern void idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 							  int64 floor_ms);
 extern void idgen_raise_position(IdgenGenerator *gen, uint64 position);

@@ -2917,9 +2917,12 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 		{
 			int64		last_unix = spec->epoch_unix_ms +
 				(int64) (last >> seq_bits) * spec->unit_ms;
+			IdgenLayout layout;
 
+			/* the ID's time; the lead is its moment's (generator.c) */
+			idgen_slot_layout(i, &layout);
 			values[9] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(last_unix));
-			values[10] = Int64GetDatum(Max(last_unix - now_unix, 0));
+			values[10] = Int64GetDatum(Max(idgen_position_unix_ms(&layout, last) - now_unix, 0));
 		}
 		else
 			nulls[9] = nulls[10] = true;
