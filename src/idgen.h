@@ -243,7 +243,8 @@ typedef enum IdgenLeaseState
 	IDGEN_LEASE_CLAIMING,		/* no claim yet (etcd not reached) */
 	IDGEN_LEASE_HELD,			/* claimed, renewed in time */
 	IDGEN_LEASE_TAKEN,			/* another server holds our node id */
-	IDGEN_LEASE_LOST			/* was held; not renewed in time, or gone */
+	IDGEN_LEASE_LOST,			/* was held; not renewed in time, or gone */
+	IDGEN_LEASE_FENCING			/* claimed; no IDs until fence_until_ms */
 } IdgenLeaseState;
 
 typedef union IdgenLeaseWordPadded
@@ -273,6 +274,7 @@ typedef struct IdgenLease
 	int32		node_id;		/* claimed, or being claimed; -1 if none */
 	int64		deadline_ms;	/* monotonic: generation stops here */
 	int64		recorded_unix_ms;	/* our reservation as etcd records it */
+	int64		fence_until_ms; /* monotonic: no IDs under a new claim before */
 	TimestampTz since;			/* claimed at */
 	uint64		renewals;
 	uint32		generation;		/* bumped each time the word is set */

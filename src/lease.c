@@ -10,7 +10,7 @@
  * holds IDGEN_LEASE_VALID and the node id; every generator that embeds the
  * node id reads it once per call, after it has taken its position.
  *
- * Safety.  Two rules together keep two servers from issuing the same ID
+ * Safety.  Three rules together keep two servers from issuing the same ID
  * under one node id:
  *
  * 1. Generation under the id stops before the lease can expire.  A renewal
@@ -33,10 +33,32 @@
  *	  replication wait, or is descheduled past its deadline): an old holder
  *	  cannot issue beyond what it recorded.
  *
- * The post-issue read closes the last gap: when the keeper gives up the
- * lease it clears the word (a full barrier) before it publishes any
- * reservation that etcd does not record, so a call that saw such a
- * reservation also sees the word cleared, and fails instead of returning.
+ *	  The record must then never go back, and etcd restored from a
+ *	  snapshot does go back.  So every write is conditional on the record's
+ *	  mod_revision being the one this keeper last wrote or read: a record
+ *	  changed behind its back is read, compared and merged first
+ *	  (idgen_etcd_write_record), so whoever writes, it only grows.  Each
+ *	  renewal reads the record back with the check of the node key and
+ *	  writes it again, before anything more is published, if it lacks
+ *	  anything this server reserved (a restored snapshot that our lease
+ *	  outlived); a holder that finds its lease or key gone writes what it
+ *	  reserved into the record before it claims again
+ *	  (idgen_lease_hand_over).  Each case is logged as a WARNING naming the
+ *	  key, what it held and what it should hold.
+ *
+ * 3. A new claim waits out any holder etcd forgot.  A restored etcd may
+ *	  have lost a live holder's lease and node key: the id looks free, while
+ *	  that holder issues under it until its next renewal finds the lease
+ *	  gone, at the latest until its deadline, less than a TTL after its last
+ *	  renewal, which came before our claim.  So a claim sets the word only a
+ *	  TTL after its answer (the longest of ours, etcd's grant and the one
+ *	  the record names), and reads the record again then: the forgotten
+ *	  holder has stopped, and has handed over what it reserved (rule 2).
+ *	  Every claim waits, since nothing in etcd can tell a forgotten holder
+ *	  from none: a record that says "released cleanly" may itself come from
+ *	  a snapshot older than the holder's claim.  A keeper that takes over
+ *	  a live lease from the keeper before it, or renews its own, does not
+ *	  wait: the lease proves that nobody else claimed the id since.
  *
  * Nothing here is trusted that etcd does not confirm; nothing home-made
  * goes on the wire: libcurl speaks HTTP to etcd's v3 JSON gateway and
@@ -89,8 +111,21 @@ static CURL *curl = NULL;
 static List *endpoints = NIL;
 static int	endpoint_next = 0;
 
-/* whether this keeper process has read the record of the lease it holds */
+/*
+ * Whether this keeper process has read the record of the lease it holds
+ * (its memory of what the server reserved under the node id is then
+ * complete), and the record's mod_revision as this keeper last wrote or
+ * read it: every write is conditional on it (idgen_etcd_write_record).
+ */
 static bool record_known = false;
+static int64 record_rev = 0;
+
+/*
+ * A lease was lost while this server may have reserved beyond what etcd
+ * records: write it into the record before claiming again
+ * (idgen_lease_hand_over).
+ */
+static bool handover_pending = false;
 
 /* keeper-local schedule, on idgen_clock_monotonic_ms()'s scale */
 static int64 next_renew_ms = 0;
@@ -121,6 +156,8 @@ typedef struct IdgenLeaseCounter
 
 static List *recorded_counters = NIL;
 
+static void idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed);
+
 static int64
 idgen_lease_margin_ms(void)
 {
@@ -138,6 +175,7 @@ idgen_lease_init(IdgenLease *lease)
 	lease->node_id = -1;
 	lease->deadline_ms = 0;
 	lease->recorded_unix_ms = 0;
+	lease->fence_until_ms = 0;
 	lease->since = 0;
 	lease->renewals = 0;
 	lease->holder[0] = '\0';
@@ -160,6 +198,8 @@ idgen_lease_state_name(IdgenLeaseState state)
 			return "taken";
 		case IDGEN_LEASE_LOST:
 			return "lost";
+		case IDGEN_LEASE_FENCING:
+			return "fencing";
 	}
 	return "unknown";
 }
@@ -180,6 +220,7 @@ idgen_report_no_node(const char *funcname)
 	char		holder[sizeof(lease->holder)];
 	char		error[sizeof(lease->error)];
 	int32		node_id;
+	int64		fence_until;
 	bool		privileged;
 
 	if (!idgen_leases_on || idgen_shared == NULL || idgen_node_id == -1)
@@ -203,6 +244,7 @@ idgen_report_no_node(const char *funcname)
 	SpinLockAcquire(&lease->mutex);
 	state = lease->state;
 	node_id = lease->node_id;
+	fence_until = lease->fence_until_ms;
 	strlcpy(holder, lease->holder, sizeof(holder));
 	strlcpy(error, lease->error, sizeof(error));
 	SpinLockRelease(&lease->mutex);
@@ -221,6 +263,14 @@ idgen_report_no_node(const char *funcname)
 						   funcname),
 				 errdetail_log("%s() embeds the node id; the holder is %s.", funcname, holder),
 				 errhint("Give this server another \"idgen.node_id\" (or \"auto\"), or stop the holder; its lease expires within \"idgen.lease_ttl\".")));
+	if (state == IDGEN_LEASE_FENCING)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this server claimed node id %d in etcd and does not issue under it yet", node_id),
+				 errdetail("%s() embeds the node id. A server whose claim of it etcd lost (etcd restored from a snapshot) could still issue under it for up to \"idgen.lease_ttl\" after the claim.",
+						   funcname),
+				 errhint("Generation under the node id starts in about " INT64_FORMAT " ms.",
+						 Max(fence_until - idgen_clock_monotonic_ms(), 0))));
 	if (state == IDGEN_LEASE_LOST)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -655,52 +705,6 @@ idgen_etcd_revoke(int64 lease_id, int64 timeout_ms)
 						   timeout_ms);
 }
 
-/*
- * Write how far our reservation may reach (Unix ms), and the counters, into
- * the reservation key, if our lease still holds the node key.
- */
-static bool
-idgen_etcd_record(int32 node_id, int64 lease_id, int64 unix_ms)
-{
-	JsonbContainer *answer;
-	JsonbValue	ok;
-	StringInfoData value;
-	ListCell   *lc;
-	bool		first = true;
-
-	initStringInfo(&value);
-	appendStringInfo(&value, "{\"reserved_unix_ms\": " INT64_FORMAT ", \"epoch_unix_ms\": " INT64_FORMAT ", \"system_identifier\": \"" UINT64_FORMAT "\", \"counters\": {",
-					 unix_ms, idgen_epoch_unix_ms, GetSystemIdentifier());
-	foreach(lc, recorded_counters)
-	{
-		IdgenLeaseCounter *c = lfirst(lc);
-
-		if (!first)
-			appendStringInfoString(&value, ", ");
-		escape_json(&value, c->name);
-		appendStringInfo(&value, ": " UINT64_FORMAT, c->value);
-		first = false;
-	}
-	appendStringInfoString(&value, "}}");
-	answer = idgen_etcd_call("/v3/kv/txn",
-							 psprintf("{\"compare\": [{\"key\": \"%s\", \"target\": \"LEASE\", \"lease\": \"" INT64_FORMAT "\"}], "
-									  "\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\"}}]}",
-									  idgen_lease_key("node", node_id), lease_id,
-									  idgen_lease_key("reservation", node_id),
-									  idgen_base64(value.data)),
-							 idgen_lease_request_timeout());
-	if (answer == NULL)
-		return false;
-	if (!idgen_json_get(answer, "succeeded", &ok) || ok.type != jbvBool || !ok.val.boolean)
-	{
-		IDGEN_ETCD_ERROR("the node key of node id %d is no longer held by this server's lease",
-						 node_id);
-		key_lost = true;
-		return false;
-	}
-	return true;
-}
-
 /* Raise the recorded bound of counter "name" to value; true if it grew. */
 bool
 idgen_lease_note_counter(const char *name, uint64 value)
@@ -729,6 +733,22 @@ idgen_lease_note_counter(const char *name, uint64 value)
 	return true;
 }
 
+/* The counter called name in a list of IdgenLeaseCounter, or NULL. */
+static IdgenLeaseCounter *
+idgen_lease_find_counter(List *counters, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, counters)
+	{
+		IdgenLeaseCounter *c = lfirst(lc);
+
+		if (strcmp(c->name, name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
 /*
  * A counter generator installed in this keeper (registry.c): the floor the
  * record gives it, if any.
@@ -736,70 +756,244 @@ idgen_lease_note_counter(const char *name, uint64 value)
 bool
 idgen_lease_counter_floor(const char *name, uint64 *value)
 {
-	ListCell   *lc;
+	IdgenLeaseCounter *c = idgen_lease_find_counter(recorded_counters, name);
 
-	foreach(lc, recorded_counters)
-	{
-		IdgenLeaseCounter *c = lfirst(lc);
-
-		if (strcmp(c->name, name) == 0)
-		{
-			*value = c->value;
-			return true;
-		}
-	}
-	return false;
+	if (c == NULL)
+		return false;
+	*value = c->value;
+	return true;
 }
 
+/* ---- the reservation record ---- */
+
 /*
- * The previous holders' reservation as a floor in Unix ms: above their
- * IDs' times both read as Unix time (named generators) and as raw
- * milliseconds since their epoch (snowflake_id under another epoch).
+ * A reservation record as read from etcd, its counters in the current
+ * memory context.
  */
-static int64
-idgen_lease_floor_from(const char *value64)
+typedef struct IdgenLeaseRecord
 {
-	char	   *value = idgen_unbase64(value64);
-	Jsonb	   *json = value ? idgen_etcd_parse(value, "reservation") : NULL;
+	bool		present;		/* the key exists */
+	bool		unreadable;		/* ... but its value cannot be believed */
+	int64		mod_revision;	/* etcd's revision of its last write; 0 if
+								 * absent */
+	int64		floor_unix_ms;	/* the writer's reservation, as a floor */
+	int64		ttl_s;			/* the writer's idgen.lease_ttl; 0 if unsaid */
+	List	   *counters;		/* IdgenLeaseCounter */
+} IdgenLeaseRecord;
+
+/* the largest idgen.lease_ttl (guc.c) */
+#define IDGEN_LEASE_TTL_MAX_S 3600
+
+/*
+ * Read a record from its key-value kv (NULL: the key is absent).  The time
+ * floor lies above the writer's IDs' times read both as Unix time (named
+ * generators) and as raw milliseconds since its epoch (snowflake_id under
+ * another epoch).  Returns false, with rec->unreadable and etcd_error set,
+ * if the value cannot be believed.
+ */
+static bool
+idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *rec)
+{
+	char	   *value64 = idgen_json_string(kv, "value");
+	char	   *value;
+	Jsonb	   *json;
 	int64		reserved = 0;
 	int64		epoch = idgen_epoch_unix_ms;
-
 	JsonbContainer *counters;
-	JsonbIterator *it;
 	JsonbValue	v;
-	JsonbIteratorToken tok;
-	char	   *name = NULL;
 
+	memset(rec, 0, sizeof(*rec));
+	if (kv == NULL)
+		return true;
+	rec->present = true;
+	(void) idgen_json_int64(kv, "mod_revision", &rec->mod_revision);
+	if (value64 == NULL)
+		return true;			/* etcd omits an empty value: no floor */
+	value = idgen_unbase64(value64);
+	json = value ? idgen_etcd_parse(value, "reservation") : NULL;
 	if (json == NULL || !idgen_json_int64(&json->root, "reserved_unix_ms", &reserved) ||
 		reserved < 0 || reserved > IDGEN_UNIX_MS_SANE_MAX)
-		return -1;
+		goto unreadable;
 	if (idgen_json_get(&json->root, "epoch_unix_ms", &v) &&
 		(!idgen_json_int64(&json->root, "epoch_unix_ms", &epoch) ||
 		 epoch < 0 || epoch > reserved))
-		return -1;
+		goto unreadable;
+	if (idgen_json_get(&json->root, "lease_ttl_s", &v) &&
+		(!idgen_json_int64(&json->root, "lease_ttl_s", &rec->ttl_s) ||
+		 rec->ttl_s < 0 || rec->ttl_s > IDGEN_LEASE_TTL_MAX_S))
+		goto unreadable;
 
 	/* the counters: { "name": bound, ... } */
 	counters = idgen_json_container(&json->root, "counters");
 	if (counters != NULL && JsonContainerIsObject(counters))
 	{
-		it = JsonbIteratorInit(counters);
+		JsonbIterator *it = JsonbIteratorInit(counters);
+		JsonbIteratorToken tok;
+		char	   *name = NULL;
+
 		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 		{
 			if (tok == WJB_KEY)
 				name = pnstrdup(v.val.string.val, v.val.string.len);
 			else if (tok == WJB_VALUE && name != NULL)
 			{
+				IdgenLeaseCounter *c;
 				int64		bound;
 
 				if (v.type != jbvNumeric || strlen(name) >= NAMEDATALEN ||
 					!idgen_json_numeric_int64(&v, &bound) || bound < 0)
-					return -1;
-				idgen_lease_note_counter(name, (uint64) bound);
+					goto unreadable;
+				c = palloc0(sizeof(IdgenLeaseCounter));
+				strlcpy(c->name, name, sizeof(c->name));
+				c->value = (uint64) bound;
+				rec->counters = lappend(rec->counters, c);
 				name = NULL;
 			}
 		}
 	}
-	return Max(reserved, reserved - epoch + idgen_epoch_unix_ms);
+	rec->floor_unix_ms = Max(reserved, reserved - epoch + idgen_epoch_unix_ms);
+	return true;
+
+unreadable:
+	rec->unreadable = true;
+	rec->floor_unix_ms = 0;
+	rec->ttl_s = 0;
+	rec->counters = NIL;
+	IDGEN_ETCD_ERROR("the reservation key of node id %d cannot be read; fix or delete it",
+					 node_id);
+	return false;
+}
+
+/*
+ * The value of the record of what this server has reserved under its node
+ * id: the time (unix_ms) and the counters.
+ */
+static char *
+idgen_lease_record_value(int64 unix_ms)
+{
+	StringInfoData value;
+	ListCell   *lc;
+	bool		first = true;
+
+	initStringInfo(&value);
+	appendStringInfo(&value, "{\"reserved_unix_ms\": " INT64_FORMAT ", \"epoch_unix_ms\": " INT64_FORMAT ", \"system_identifier\": \"" UINT64_FORMAT "\", \"lease_ttl_s\": %d, \"counters\": {",
+					 unix_ms, idgen_epoch_unix_ms, GetSystemIdentifier(),
+					 idgen_lease_ttl_s);
+	foreach(lc, recorded_counters)
+	{
+		IdgenLeaseCounter *c = lfirst(lc);
+
+		if (!first)
+			appendStringInfoString(&value, ", ");
+		escape_json(&value, c->name);
+		appendStringInfo(&value, ": " UINT64_FORMAT, c->value);
+		first = false;
+	}
+	appendStringInfoString(&value, "}}");
+	return value.data;
+}
+
+/*
+ * Compare a record read from etcd with what this server has reserved under
+ * node_id as far as this keeper knows: the time in lease->recorded_unix_ms,
+ * the counters in recorded_counters.
+ *
+ * What the record lacks (etcd restored from a snapshot, a hand edit, a
+ * write that failed) is logged as a WARNING naming the key, what it holds
+ * and what it should hold; the caller then writes it again, and the
+ * function returns true.  holding says whether this server still holds
+ * the node id, for the hint.
+ *
+ * What the record has beyond is taken in, and the generators that embed
+ * the node id are floored above it: it is a previous holder's (read at a
+ * claim, or written by one handing over since), or a hand edit.  Logged
+ * unless quiet (a claim says it itself).
+ */
+static bool
+idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
+					  bool quiet)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	StringInfoData held;
+	StringInfoData should;
+	int64		recorded;
+	bool		ahead = false;
+	ListCell   *lc;
+
+	SpinLockAcquire(&lease->mutex);
+	recorded = lease->recorded_unix_ms;
+	SpinLockRelease(&lease->mutex);
+
+	initStringInfo(&held);
+	initStringInfo(&should);
+	if (rec->floor_unix_ms < recorded)
+	{
+		appendStringInfo(&held, "reserved_unix_ms " INT64_FORMAT, rec->floor_unix_ms);
+		appendStringInfo(&should, "reserved_unix_ms " INT64_FORMAT, recorded);
+	}
+	foreach(lc, recorded_counters)
+	{
+		IdgenLeaseCounter *mine = lfirst(lc);
+		IdgenLeaseCounter *theirs = idgen_lease_find_counter(rec->counters, mine->name);
+
+		if (theirs != NULL && theirs->value >= mine->value)
+			continue;
+		if (should.len > 0)
+		{
+			appendStringInfoString(&held, ", ");
+			appendStringInfoString(&should, ", ");
+		}
+		appendStringInfoString(&held, "counter ");
+		escape_json(&held, mine->name);
+		if (theirs != NULL)
+			appendStringInfo(&held, " " UINT64_FORMAT, theirs->value);
+		else
+			appendStringInfoString(&held, " none");
+		appendStringInfoString(&should, "counter ");
+		escape_json(&should, mine->name);
+		appendStringInfo(&should, " " UINT64_FORMAT, mine->value);
+	}
+	if (rec->unreadable && should.len == 0)
+		appendStringInfoString(&should, "a value that can be read");
+
+	if (should.len > 0)
+		ereport(WARNING,
+				(errmsg("idgen keeper: the reservation record of node id %d in etcd is behind what this server reserved",
+						node_id),
+				 errdetail("The key \"%sreservation/%d\" holds %s; it should hold %s.",
+						   idgen_lease_prefix, node_id,
+						   !rec->present ? "nothing" :
+						   rec->unreadable ? "a value that cannot be read" : held.data,
+						   should.data),
+				 holding ?
+				 errhint("etcd was restored from a snapshot, the key was changed by hand, or a write to it failed. The keeper writes it again before it issues more under the node id.") :
+				 errhint("etcd was restored from a snapshot, the key was changed by hand, or a write to it failed. This server no longer holds the node id; it writes what it reserved into the key, so that the next holder starts above it.")));
+
+	/* take in what it has beyond */
+	if (rec->floor_unix_ms > recorded)
+	{
+		SpinLockAcquire(&lease->mutex);
+		lease->recorded_unix_ms = Max(lease->recorded_unix_ms, rec->floor_unix_ms);
+		SpinLockRelease(&lease->mutex);
+		ahead = true;
+	}
+	foreach(lc, rec->counters)
+	{
+		IdgenLeaseCounter *theirs = lfirst(lc);
+
+		ahead |= idgen_lease_note_counter(theirs->name, theirs->value);
+	}
+	if (ahead)
+	{
+		idgen_lease_apply_floor(rec->floor_unix_ms, false);
+		idgen_registry_raise_node_counters();
+		if (!quiet)
+			ereport(LOG,
+					(errmsg("idgen keeper: the reservation record of node id %d in etcd holds more than this server knew; IDs under it resume above it",
+							node_id),
+					 errdetail("A previous holder of the node id wrote what it had reserved, or the key was changed by hand.")));
+	}
+	return should.len > 0;
 }
 
 /*
@@ -819,28 +1013,108 @@ idgen_etcd_get_key(const char *kind, int32 node_id, JsonbContainer **kv)
 	return answer != NULL;
 }
 
-/*
- * Read the reservation record of node_id (a keeper taking over a lease it
- * already holds): returns its time floor in Unix ms (0 if there is none) and
- * merges its counters, or -1 if etcd did not answer or the record is bad.
- */
-static int64
-idgen_etcd_read_record(int32 node_id)
+/* The key-value that the i-th range of a transaction found, or NULL. */
+static JsonbContainer *
+idgen_etcd_txn_kv(JsonbContainer *answer, uint32 i)
 {
-	JsonbContainer *kv;
-	char	   *value;
-	int64		floor_unix_ms;
+	JsonbContainer *range;
 
-	if (!idgen_etcd_get_key("reservation", node_id, &kv))
-		return -1;
-	value = idgen_json_string(kv, "value");
-	if (value == NULL)
-		return 0;
-	floor_unix_ms = idgen_lease_floor_from(value);
-	if (floor_unix_ms < 0)
-		IDGEN_ETCD_ERROR("the reservation key of node id %d cannot be read; fix or delete it",
-							  node_id);
-	return floor_unix_ms;
+	range = idgen_json_container(idgen_json_element(idgen_json_container(answer, "responses"), i),
+								 "response_range");
+	return idgen_json_element(idgen_json_container(range, "kvs"), 0);
+}
+
+static bool
+idgen_etcd_txn_succeeded(JsonbContainer *answer)
+{
+	JsonbValue	ok;
+
+	return idgen_json_get(answer, "succeeded", &ok) && ok.type == jbvBool && ok.val.boolean;
+}
+
+/*
+ * Write what this server has reserved under node_id, its time raised to at
+ * least unix_ms, into the reservation key; only if the key is as this
+ * keeper last wrote or read it (its mod_revision is record_rev), and, with
+ * a lease, only while that lease holds the node key.  A key changed behind
+ * the keeper's back (etcd restored from a snapshot, a previous holder
+ * handing over, a hand edit) is read, reconciled (idgen_lease_reconcile
+ * says what it lacked and takes in what it has beyond), and written again.
+ * So the record only ever grows, whoever writes it.
+ *
+ * Returns false with etcd_error set, and key_lost if the lease no longer
+ * holds the node key.
+ */
+static bool
+idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	char	   *node_key = idgen_lease_key("node", node_id);
+	char	   *key = idgen_lease_key("reservation", node_id);
+
+	for (int attempt = 0; attempt < 3; attempt++)
+	{
+		StringInfoData txn;
+		JsonbContainer *answer;
+		IdgenLeaseRecord rec;
+		int64		recorded;
+		int64		revision = 0;
+
+		SpinLockAcquire(&lease->mutex);
+		recorded = Max(lease->recorded_unix_ms, unix_ms);
+		SpinLockRelease(&lease->mutex);
+
+		initStringInfo(&txn);
+		appendStringInfoString(&txn, "{\"compare\": [");
+		if (lease_id != 0)
+			appendStringInfo(&txn, "{\"key\": \"%s\", \"target\": \"LEASE\", \"lease\": \"" INT64_FORMAT "\"}, ",
+							 node_key, lease_id);
+		appendStringInfo(&txn, "{\"key\": \"%s\", \"target\": \"MOD\", \"mod_revision\": \"" INT64_FORMAT "\"}], ",
+						 key, record_rev);
+		appendStringInfo(&txn, "\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\"}}], ",
+						 key, idgen_base64(idgen_lease_record_value(recorded)));
+		appendStringInfoString(&txn, "\"failure\": [");
+		if (lease_id != 0)
+			appendStringInfo(&txn, "{\"request_range\": {\"key\": \"%s\"}}, ", node_key);
+		appendStringInfo(&txn, "{\"request_range\": {\"key\": \"%s\"}}]}", key);
+
+		answer = idgen_etcd_call("/v3/kv/txn", txn.data, idgen_lease_request_timeout());
+		if (answer == NULL)
+			return false;
+		if (idgen_etcd_txn_succeeded(answer))
+		{
+			/* the put's revision is the transaction's */
+			(void) idgen_json_int64(idgen_json_container(answer, "header"),
+									"revision", &revision);
+			record_rev = revision;
+			SpinLockAcquire(&lease->mutex);
+			lease->recorded_unix_ms = Max(lease->recorded_unix_ms, recorded);
+			SpinLockRelease(&lease->mutex);
+			return true;
+		}
+		if (lease_id != 0)
+		{
+			JsonbContainer *kv = idgen_etcd_txn_kv(answer, 0);
+			int64		holder_lease = 0;
+
+			if (kv == NULL || !idgen_json_int64(kv, "lease", &holder_lease) ||
+				holder_lease != lease_id)
+			{
+				IDGEN_ETCD_ERROR("the node key of node id %d is no longer held by this server's lease",
+								 node_id);
+				key_lost = true;
+				return false;
+			}
+		}
+		(void) idgen_lease_parse_record(node_id,
+										idgen_etcd_txn_kv(answer, lease_id != 0 ? 1 : 0),
+										&rec);
+		(void) idgen_lease_reconcile(node_id, &rec, lease_id != 0, false);
+		record_rev = rec.mod_revision;
+	}
+	IDGEN_ETCD_ERROR("the reservation key of node id %d kept changing while this server wrote it",
+					 node_id);
+	return false;
 }
 
 /* The node ids that are held now, as a bitmap; false if etcd did not say. */
@@ -879,21 +1153,18 @@ idgen_etcd_held_ids(bool *held)
 }
 
 /*
- * Try to claim node_id under lease_id.  Returns 1 if claimed (*floor_unix_ms
- * set from the previous holders' record, 0 if none), 0 if another server
- * holds it (*holder says who), -1 if etcd did not answer.
+ * Try to claim node_id under lease_id.  Returns 1 if claimed (*rec the
+ * previous holders' record, read in the same transaction), 0 if another
+ * server holds it (*holder says who), -1 if etcd did not answer or the
+ * record cannot be read.
  */
 static int
-idgen_etcd_claim(int32 node_id, int64 lease_id, int64 *floor_unix_ms,
+idgen_etcd_claim(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec,
 				 char **holder)
 {
 	char	   *key = idgen_lease_key("node", node_id);
 	JsonbContainer *answer;
-	JsonbValue	ok;
-	JsonbContainer *responses;
-	JsonbContainer *range;
 	JsonbContainer *kv;
-	char	   *value;
 
 	answer = idgen_etcd_call("/v3/kv/txn",
 							 psprintf("{\"compare\": [{\"key\": \"%s\", \"target\": \"CREATE\", \"create_revision\": \"0\"}], "
@@ -906,24 +1177,14 @@ idgen_etcd_claim(int32 node_id, int64 lease_id, int64 *floor_unix_ms,
 							 idgen_lease_request_timeout());
 	if (answer == NULL)
 		return -1;
-	responses = idgen_json_container(answer, "responses");
-	if (idgen_json_get(answer, "succeeded", &ok) && ok.type == jbvBool && ok.val.boolean)
+	if (idgen_etcd_txn_succeeded(answer))
 	{
-		range = idgen_json_container(idgen_json_element(responses, 1), "response_range");
-		kv = idgen_json_element(idgen_json_container(range, "kvs"), 0);
-		value = idgen_json_string(kv, "value");
-		*floor_unix_ms = 0;
-		if (value != NULL && (*floor_unix_ms = idgen_lease_floor_from(value)) < 0)
-		{
-			/* a record we cannot read: refuse rather than guess */
-			IDGEN_ETCD_ERROR("the reservation key of node id %d cannot be read; fix or delete it",
-								  node_id);
+		/* a record we cannot read: refuse rather than guess */
+		if (!idgen_lease_parse_record(node_id, idgen_etcd_txn_kv(answer, 1), rec))
 			return -1;
-		}
 		return 1;
 	}
-	range = idgen_json_container(idgen_json_element(responses, 0), "response_range");
-	kv = idgen_json_element(idgen_json_container(range, "kvs"), 0);
+	kv = idgen_etcd_txn_kv(answer, 0);
 	*holder = idgen_lease_describe_holder(kv ? idgen_json_string(kv, "value") : NULL);
 	return 0;
 }
@@ -955,23 +1216,32 @@ idgen_etcd_keepalive(int64 lease_id)
 /*
  * Is the node key of node_id still held by lease_id?  A renewal keeps the
  * lease alive, not the key: the key may have been deleted (or, after that,
- * claimed by another server) while the lease lives.  Returns 1 if ours, 0
- * if not (etcd_error says so), -1 if etcd did not answer.
+ * claimed by another server) while the lease lives.  In the same
+ * transaction, read the reservation record into *rec.  Returns 1 if ours,
+ * 0 if not (etcd_error says so), -1 if etcd did not answer.
  */
 static int
-idgen_etcd_key_ours(int32 node_id, int64 lease_id)
+idgen_etcd_check(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec)
 {
-	JsonbContainer *kv;
-	int64		holder_lease = 0;
+	JsonbContainer *answer;
 
-	if (!idgen_etcd_get_key("node", node_id, &kv))
+	answer = idgen_etcd_call("/v3/kv/txn",
+							 psprintf("{\"compare\": [{\"key\": \"%s\", \"target\": \"LEASE\", \"lease\": \"" INT64_FORMAT "\"}], "
+									  "\"success\": [{\"request_range\": {\"key\": \"%s\"}}]}",
+									  idgen_lease_key("node", node_id), lease_id,
+									  idgen_lease_key("reservation", node_id)),
+							 idgen_lease_request_timeout());
+	if (answer == NULL)
 		return -1;
-	if (kv != NULL && idgen_json_int64(kv, "lease", &holder_lease) &&
-		holder_lease == lease_id)
-		return 1;
-	IDGEN_ETCD_ERROR("the node key of node id %d is no longer held by this server's lease",
-					 node_id);
-	return 0;
+	if (!idgen_etcd_txn_succeeded(answer))
+	{
+		IDGEN_ETCD_ERROR("the node key of node id %d is no longer held by this server's lease",
+						 node_id);
+		return 0;
+	}
+	/* an unreadable record is one to write again (idgen_lease_reconcile) */
+	(void) idgen_lease_parse_record(node_id, idgen_etcd_txn_kv(answer, 0), rec);
+	return 1;
 }
 
 /* The published reservation in Unix ms (0 if none yet). */
@@ -985,8 +1255,9 @@ idgen_lease_published_unix_ms(void)
 
 /*
  * Let generation run under the claimed lease: record our reservation in
- * etcd as far as it reaches now, then set the word.  Caller has raised the
- * time floors (idgen_lease_apply_floor) from the record it read.
+ * etcd as far as it reaches now, then set the word.  The caller has taken
+ * the record in (idgen_lease_reconcile, with the time floors), and the
+ * claim's fence is over.
  *
  * Every path that sets the word comes here, so the counters that embed the
  * node id are raised here, to what this keeper knows etcd records: a slot
@@ -995,10 +1266,9 @@ idgen_lease_published_unix_ms(void)
  * took no floor from it.
  */
 static bool
-idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
+idgen_lease_validate(int32 node_id, int64 lease_id)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
-	int64		need = idgen_lease_published_unix_ms();
 	uint32		generation;
 
 	idgen_registry_raise_node_counters();
@@ -1009,18 +1279,15 @@ idgen_lease_validate(int32 node_id, int64 lease_id, int64 recorded)
 	 * reservation, and what the counters that embed the node id published.
 	 */
 	idgen_registry_note_node_counters();
-	SpinLockAcquire(&lease->mutex);
-	recorded = Max(recorded, lease->recorded_unix_ms);
-	SpinLockRelease(&lease->mutex);
-	recorded = Max(recorded, need + idgen_reservation_ms);
-	if (!idgen_etcd_record(node_id, lease_id, recorded))
+	if (!idgen_etcd_write_record(node_id, lease_id,
+								 idgen_lease_published_unix_ms() + idgen_reservation_ms))
 		return false;
 	SpinLockAcquire(&lease->mutex);
-	lease->recorded_unix_ms = recorded;
 	lease->state = IDGEN_LEASE_HELD;
 	lease->holder[0] = '\0';
 	generation = ++lease->generation;
 	SpinLockRelease(&lease->mutex);
+	handover_pending = false;	/* what we reserved is in the record */
 
 	/*
 	 * With a full barrier: the record is in etcd, and the floors are in
@@ -1054,6 +1321,63 @@ idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed)
 		ereport(LOG,
 				(errmsg("idgen keeper: IDs under the claimed node id resume above %s, the previous holder's reservation",
 						timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
+}
+
+/*
+ * The record, read with a renewal.  A keeper new under the lease (the one
+ * before it exited) takes it in and floors from it, as a claim does.  And
+ * whatever the keeper, a record that lacks what this server reserved
+ * (etcd restored from a snapshot that the lease outlived, a hand edit) is
+ * written again at once, before anything more is published.  False if
+ * that write failed.
+ */
+static bool
+idgen_lease_take_record(int32 node_id, int64 lease_id, const IdgenLeaseRecord *rec)
+{
+	bool		behind;
+
+	/*
+	 * A new keeper knows only what is published, not the previous holders'
+	 * counters that an unreadable record carried: refuse rather than
+	 * overwrite them (etcd_error says why).
+	 */
+	if (!record_known && rec->unreadable)
+		return false;
+
+	/* what is published counts as reserved */
+	if (!record_known)
+		idgen_registry_note_node_counters();
+	behind = idgen_lease_reconcile(node_id, rec, true, !record_known);
+	if (!record_known)
+	{
+		idgen_lease_apply_floor(rec->floor_unix_ms, false);
+		record_known = true;
+	}
+	record_rev = rec->mod_revision;
+	return !behind || idgen_etcd_write_record(node_id, lease_id, 0);
+}
+
+/*
+ * This server lost its lease on node_id, perhaps having issued beyond what
+ * etcd records (etcd restored from a snapshot older than the claim, or a
+ * write that failed).  Write what it reserved into the record, without a
+ * lease but only upwards (idgen_etcd_write_record), so that the next
+ * holder, which waits out its fence before it issues, starts above it.
+ * True once done, or if the record lacked nothing.
+ */
+static bool
+idgen_lease_hand_over(int32 node_id)
+{
+	JsonbContainer *kv;
+	IdgenLeaseRecord rec;
+
+	if (!idgen_etcd_get_key("reservation", node_id, &kv))
+		return false;
+	(void) idgen_lease_parse_record(node_id, kv, &rec);
+	record_rev = rec.mod_revision;
+	if (!idgen_lease_reconcile(node_id, &rec, false, true))
+		return true;
+	return idgen_etcd_write_record(node_id, 0, 0);
 }
 
 /* Pick a node id and claim it.  Called with no lease held. */
@@ -1095,15 +1419,16 @@ idgen_lease_claim(void)
 	for (int32 candidate = 0; candidate <= IDGEN_SNOWFLAKE_MAX_NODE && tries < 8; candidate++)
 	{
 		int32		node_id = wanted >= 0 ? wanted : candidate;
-		int64		floor_unix_ms = 0;
+		IdgenLeaseRecord rec;
 		char	   *holder = NULL;
 		TimestampTz since;
+		int64		fence_ms;
 		int			rc;
 
 		if (wanted < 0 && held[candidate])
 			continue;
 		tries++;
-		rc = idgen_etcd_claim(node_id, lease_id, &floor_unix_ms, &holder);
+		rc = idgen_etcd_claim(node_id, lease_id, &rec, &holder);
 		if (rc < 0)
 		{
 			idgen_lease_set_error(etcd_error);
@@ -1122,7 +1447,7 @@ idgen_lease_claim(void)
 			continue;
 		}
 
-		/* claimed: floor, record, then let generation run */
+		/* claimed: take the record in and floor from it */
 		since = GetCurrentTimestamp();
 		SpinLockAcquire(&lease->mutex);
 		lease->lease_id = lease_id;
@@ -1133,26 +1458,43 @@ idgen_lease_claim(void)
 		idgen_lease_publish_deadline(sent + ttl_s * 1000 - idgen_lease_margin_ms());
 		if (idgen_node_id == IDGEN_NODE_AUTO)
 			idgen_node_id = node_id;	/* this keeper composes named slots */
-		idgen_lease_apply_floor(floor_unix_ms, true);
-		ereport(LOG,
-				(errmsg("idgen keeper: claimed node id %d in etcd with lease " INT64_FORMAT " (TTL " INT64_FORMAT " s)",
-						node_id, lease_id, ttl_s)));
-		next_renew_ms = sent + ttl_s * 1000 / 3;
+		(void) idgen_lease_reconcile(node_id, &rec, true, true);
+		record_rev = rec.mod_revision;
+		record_known = true;
+		idgen_lease_apply_floor(rec.floor_unix_ms, true);
+
+		/*
+		 * The fence.  The id was free in etcd, but etcd may have been
+		 * restored from a snapshot older than another server's claim of it:
+		 * that server still issues under it until its next renewal finds its
+		 * lease gone, or at the latest until its deadline, less than a TTL
+		 * after the last renewal etcd forgot.  So nothing is issued under
+		 * the new claim until a TTL after it was answered (the longest of
+		 * ours, etcd's grant and the previous writer's); meanwhile that
+		 * server, finding its lease gone, writes what it reserved into the
+		 * record, which is read again when the fence ends.
+		 */
+		fence_ms = Max(Max(ttl_s, rec.ttl_s), (int64) idgen_lease_ttl_s) * 1000;
 		SpinLockAcquire(&lease->mutex);
-		lease->recorded_unix_ms = Max(lease->recorded_unix_ms, floor_unix_ms);
+		lease->fence_until_ms = idgen_clock_monotonic_ms() + fence_ms;
+		lease->state = IDGEN_LEASE_FENCING;
+		lease->holder[0] = '\0';
 		SpinLockRelease(&lease->mutex);
-		record_known = true;	/* read with the claim, merged above */
-		if (!idgen_lease_validate(node_id, lease_id, floor_unix_ms))
-			idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+		ereport(LOG,
+				(errmsg("idgen keeper: claimed node id %d in etcd with lease " INT64_FORMAT " (TTL " INT64_FORMAT " s); IDs under it in " INT64_FORMAT " ms",
+						node_id, lease_id, ttl_s, fence_ms),
+				 errdetail("A server whose claim etcd lost (restored from a snapshot) could still issue under the node id until then.")));
+		next_renew_ms = sent + ttl_s * 1000 / 3;
 		return;
 	}
 	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
 }
 
 /*
- * Our lease no longer holds the node key (deleted by hand, say): the lease
- * is worth nothing.  Stop generation, give the lease back, and claim
- * afresh at the next step, which reads the record and floors again.
+ * Our lease no longer holds the node key (deleted by hand, or etcd
+ * restored from a snapshot older than the claim): the lease is worth
+ * nothing.  Stop generation, give the lease back, and claim afresh at the
+ * next step, which hands over what we reserved and reads the record.
  */
 static void
 idgen_lease_give_up(int64 lease_id)
@@ -1165,6 +1507,7 @@ idgen_lease_give_up(int64 lease_id)
 	lease->lease_id = 0;
 	SpinLockRelease(&lease->mutex);
 	next_claim_ms = 0;
+	handover_pending = record_known;
 }
 
 /*
@@ -1201,6 +1544,7 @@ idgen_lease_step(void)
 	int64		now;
 	int64		lease_id;
 	int64		deadline;
+	int64		fence_until;
 	int32		node_id;
 	bool		valid;
 
@@ -1212,8 +1556,8 @@ idgen_lease_step(void)
 
 	SpinLockAcquire(&lease->mutex);
 	lease_id = lease->lease_id;
-	deadline = lease->deadline_ms;
 	node_id = lease->node_id;
+	fence_until = lease->fence_until_ms;
 	SpinLockRelease(&lease->mutex);
 	valid = idgen_lease_word_valid(pg_atomic_read_u32(&idgen_shared->lease_word.word));
 	now = idgen_clock_monotonic_ms();
@@ -1245,25 +1589,32 @@ idgen_lease_step(void)
 	{
 		if (now >= next_claim_ms)
 		{
+			/* first what we reserved under the lease we lost, if anything */
+			if (handover_pending && node_id >= 0 && idgen_lease_hand_over(node_id))
+				handover_pending = false;
 			idgen_lease_claim();
 			next_claim_ms = idgen_clock_monotonic_ms() + IDGEN_LEASE_CLAIM_RETRY_MS;
 		}
 	}
-	else if (now >= next_renew_ms || !valid)
+	else if (now >= next_renew_ms || (!valid && now >= fence_until))
 	{
 		int64		sent = now;
 		int64		ttl_s = idgen_etcd_keepalive(lease_id);
+		IdgenLeaseRecord rec;
 		int			ours = 1;
 
 		/*
-		 * After a renewal, check that the lease still holds the node key: an
-		 * idle server writes no record that would notice otherwise.  The
+		 * After a renewal, check that the lease still holds the node key (an
+		 * idle server writes no record that would notice otherwise), and
+		 * read the record in the same request: etcd restored from a snapshot
+		 * that our lease outlived may hold less than we reserved.  The
 		 * renewal itself extends the deadline (rule 1 needs only the lease
 		 * alive); a key found gone gives up, an unanswered check is tried
-		 * again soon, and only a confirmed key makes the word valid.
+		 * again soon, and only a confirmed key, with a record that lacks
+		 * nothing, makes the word valid.
 		 */
 		if (ttl_s > 0)
-			ours = idgen_etcd_key_ours(node_id, lease_id);
+			ours = idgen_etcd_check(node_id, lease_id, &rec);
 		if (ttl_s > 0 && ours == 0)
 			idgen_lease_give_up(lease_id);
 		else if (ttl_s > 0)
@@ -1279,34 +1630,36 @@ idgen_lease_step(void)
 				idgen_lease_set_error(etcd_error);
 				next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
 			}
+			else if (!idgen_lease_take_record(node_id, lease_id, &rec))
+			{
+				idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+				next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
+			}
 
 			/*
-			 * Back in time, or a new keeper under the lease of the one before
-			 * it: this process must know the record before it rewrites it.
+			 * The claim's fence is over; or back in time, or a new keeper
+			 * under the lease of the one before it, which has just read the
+			 * record.
 			 */
-			else if (!valid)
+			else if (!valid && idgen_clock_monotonic_ms() >= fence_until)
 			{
-				int64		floor_unix_ms = record_known ? 0 : idgen_etcd_read_record(node_id);
-
-				if (floor_unix_ms >= 0)
-				{
-					record_known = true;
-					idgen_lease_apply_floor(floor_unix_ms, false);
-				}
-				if (floor_unix_ms < 0 ||
-					!idgen_lease_validate(node_id, lease_id, floor_unix_ms))
+				if (!idgen_lease_validate(node_id, lease_id))
 					idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
 			}
+			else if (!valid)
+				idgen_lease_set_state(IDGEN_LEASE_FENCING, NULL);
 		}
 		else if (ttl_s == 0)
 		{
 			/* gone at etcd: whatever we still held is someone else's now */
 			idgen_lease_invalidate(IDGEN_LEASE_LOST,
-								   psprintf("the lease " INT64_FORMAT " expired in etcd", lease_id));
+								   psprintf("the lease " INT64_FORMAT " is gone from etcd: it expired, or etcd was restored from a snapshot older than it",
+										lease_id));
 			SpinLockAcquire(&lease->mutex);
 			lease->lease_id = 0;
 			SpinLockRelease(&lease->mutex);
 			next_claim_ms = 0;
+			handover_pending = record_known;
 		}
 		else
 		{
@@ -1319,6 +1672,7 @@ idgen_lease_step(void)
 	SpinLockAcquire(&lease->mutex);
 	lease_id = lease->lease_id;
 	deadline = lease->deadline_ms;
+	fence_until = lease->fence_until_ms;
 	SpinLockRelease(&lease->mutex);
 	now = idgen_clock_monotonic_ms();
 	if (lease_id != 0 &&
@@ -1334,6 +1688,9 @@ idgen_lease_step(void)
 		}
 		return (long) Max(1, Min(deadline, next_renew_ms) - now);
 	}
+	/* a claim waiting out its fence: wake when it ends */
+	if (lease_id != 0 && now < fence_until)
+		return (long) Max(1, Min(fence_until, next_renew_ms) - now);
 	return IDGEN_LEASE_RETRY_MS;
 }
 
@@ -1346,7 +1703,6 @@ void
 idgen_lease_record_counters(void)
 {
 	IdgenLease *lease;
-	int64		recorded;
 	int64		lease_id;
 	int32		node_id;
 
@@ -1355,11 +1711,10 @@ idgen_lease_record_counters(void)
 		return;
 	lease = LEASE(idgen_shared);
 	SpinLockAcquire(&lease->mutex);
-	recorded = lease->recorded_unix_ms;
 	lease_id = lease->lease_id;
 	node_id = lease->node_id;
 	SpinLockRelease(&lease->mutex);
-	if (!idgen_etcd_record(node_id, lease_id, recorded))
+	if (!idgen_etcd_write_record(node_id, lease_id, 0))
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record a counter reservation in etcd: %s",
 										etcd_error));
@@ -1388,16 +1743,10 @@ idgen_lease_before_publish(int64 unix_ms)
 	SpinLockRelease(&lease->mutex);
 	if (unix_ms <= recorded)
 		return;
-	if (!idgen_etcd_record(node_id, lease_id, unix_ms + idgen_reservation_ms))
-	{
+	if (!idgen_etcd_write_record(node_id, lease_id, unix_ms + idgen_reservation_ms))
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record the reservation in etcd: %s",
 										etcd_error));
-		return;
-	}
-	SpinLockAcquire(&lease->mutex);
-	lease->recorded_unix_ms = unix_ms + idgen_reservation_ms;
-	SpinLockRelease(&lease->mutex);
 }
 
 /*
@@ -1409,6 +1758,8 @@ idgen_lease_on_keeper_exit(bool shutdown)
 {
 	IdgenLease *lease;
 	int64		lease_id;
+	int64		recorded;
+	int32		node_id;
 
 	if (!idgen_leases_on || idgen_shared == NULL)
 		return;
@@ -1441,11 +1792,32 @@ idgen_lease_on_keeper_exit(bool shutdown)
 
 	SpinLockAcquire(&lease->mutex);
 	lease_id = lease->lease_id;
+	node_id = lease->node_id;
+	recorded = lease->recorded_unix_ms;
 	if (shutdown)
 		lease->lease_id = 0;
 	lease->state = lease_id != 0 && !shutdown ? IDGEN_LEASE_LOST : IDGEN_LEASE_CLAIMING;
 	SpinLockRelease(&lease->mutex);
-	if (shutdown && lease_id != 0)
-		idgen_etcd_revoke(lease_id, 1000);
+	if (!shutdown || lease_id == 0)
+		return;
 
+	/*
+	 * Before the id is free: the record holds what we reserved.  It does
+	 * unless etcd was restored from a snapshot since our last renewal, and
+	 * the answer cannot be read here (the exit path parses nothing), so
+	 * write it blind, but only while our lease holds the node key and the
+	 * record was not written after our last write (a revision no higher):
+	 * a restored record is older, and lacks nothing we do not have.
+	 */
+	if (record_known)
+		(void) idgen_etcd_call("/v3/kv/txn",
+							   psprintf("{\"compare\": [{\"key\": \"%s\", \"target\": \"LEASE\", \"lease\": \"" INT64_FORMAT "\"}, "
+										"{\"key\": \"%s\", \"target\": \"MOD\", \"result\": \"LESS\", \"mod_revision\": \"" INT64_FORMAT "\"}], "
+										"\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\"}}]}",
+										idgen_lease_key("node", node_id), lease_id,
+										idgen_lease_key("reservation", node_id), record_rev + 1,
+										idgen_lease_key("reservation", node_id),
+										idgen_base64(idgen_lease_record_value(recorded))),
+							   1000);
+	idgen_etcd_revoke(lease_id, 1000);
 }

@@ -1,0 +1,452 @@
+# Node-id leases survive an etcd restored from a snapshot.
+#
+# A restored etcd goes back in time: the reservation record of a node id
+# may hold less than its holder has reserved since, and a lease granted
+# since is gone.  Two cases, each with a holder whose clock runs 10 minutes
+# ahead, so that the next holder, on the real clock, is above the
+# holder's IDs only through the record:
+#
+# 1. The holder's lease is in the snapshot: it keeps its node id, and its
+#    next renewal finds the record behind what it reserved, says so and
+#    rewrites it.  The next holder of the id (after a clean stop) starts
+#    above everything the holder issued, time IDs and counters alike.
+# 2. The holder's lease is not in the snapshot (taken before its claim):
+#    another server can claim the id at once.  It issues nothing under it
+#    before the holder must have stopped (the TTL from its claim), and then
+#    starts above what the holder reserved, which the holder wrote back
+#    into the record when it found its lease gone.
+# 3. As 1, but the holder stops cleanly before it renews: it writes the
+#    record on its way out.
+#
+# The test runs its own etcd (Debian's etcd-server) on loopback and
+# restores it with etcdctl (Debian's etcd-client; etcd 3.4 has no
+# etcdutl) into the same data directory and port.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+use File::Path ();
+use POSIX ();
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $etcd_bin = '/usr/bin/etcd';
+BAIL_OUT("etcd not found at $etcd_bin (Debian package etcd-server)")
+  unless -x $etcd_bin;
+
+my $ttl = 6;
+
+# ---- etcd, started by us on loopback, stopped by us by its PID ----
+
+my $etcd_dir = PostgreSQL::Test::Utils::tempdir('etcd');
+my $etcd_port = PostgreSQL::Test::Cluster::get_free_port();
+my $peer_port = PostgreSQL::Test::Cluster::get_free_port();
+my $etcd_url = "http://127.0.0.1:$etcd_port";
+my $peer_url = "http://127.0.0.1:$peer_port";
+my $etcd;
+$ENV{ETCDCTL_API} = 3;
+
+sub start_etcd
+{
+	$etcd = IPC::Run::start(
+		[
+			$etcd_bin, '--name', 'idgen-test',
+			'--data-dir', "$etcd_dir/data",
+			'--listen-client-urls', $etcd_url,
+			'--advertise-client-urls', $etcd_url,
+			'--listen-peer-urls', $peer_url,
+			'--initial-advertise-peer-urls', $peer_url,
+			'--initial-cluster', "idgen-test=$peer_url"
+		],
+		'>>', "$etcd_dir/etcd.log", '2>>', "$etcd_dir/etcd.log");
+	for (1 .. 300)
+	{
+		return if etcd_get('/health-check') ne 'unreachable';
+		sleep 0.1;
+	}
+	BAIL_OUT("etcd did not start; see $etcd_dir/etcd.log");
+}
+
+sub stop_etcd
+{
+	return unless $etcd;
+	$etcd->signal('TERM');
+	$etcd->finish;
+	undef $etcd;
+}
+
+END { local $?; stop_etcd(); }
+
+sub etcdctl
+{
+	my @args = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'etcdctl', '--endpoints', $etcd_url, @args ], '>', \$out, '2>', \$err)
+	  or die "etcdctl @args: $err";
+	return $out;
+}
+
+# The value of an etcd key, '' if absent, 'unreachable' if etcd does not
+# answer.
+sub etcd_get
+{
+	my ($key) = @_;
+	my ($out, $err) = ('', '');
+	my $ok = IPC::Run::run(
+		[ 'etcdctl', '--endpoints', $etcd_url, '--dial-timeout', '2s',
+		  'get', $key, '--print-value-only' ],
+		'>', \$out, '2>', \$err);
+	return 'unreachable' unless $ok;
+	chomp $out;
+	return $out;
+}
+
+# Stop etcd, replace its data directory by one restored from $snapshot,
+# and start it again on the same port: etcd as it was when the snapshot
+# was taken.
+sub restore_etcd
+{
+	my ($snapshot) = @_;
+	stop_etcd();
+	rmtree("$etcd_dir/restored");
+	etcdctl('snapshot', 'restore', $snapshot,
+		'--data-dir', "$etcd_dir/restored",
+		'--name', 'idgen-test',
+		'--initial-cluster', "idgen-test=$peer_url",
+		'--initial-advertise-peer-urls', $peer_url);
+	rmtree("$etcd_dir/data");
+	rename("$etcd_dir/restored", "$etcd_dir/data") or die "rename: $!";
+	start_etcd();
+}
+
+sub rmtree
+{
+	my ($dir) = @_;
+	File::Path::rmtree($dir) if -e $dir;
+}
+
+# A field of the reservation record of node id $id (a JSON number).
+sub record_field
+{
+	my ($id, $field) = @_;
+	my $record = etcd_get("/idgen/reservation/$id");
+	return $record =~ /"\Q$field\E": (\d+)/ ? $1 : 0;
+}
+
+start_etcd();
+
+# ---- servers ----
+
+sub lease_node
+{
+	my ($name, $node_id, $extra) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = '$node_id'
+idgen.lease_endpoints = '$etcd_url'
+idgen.lease_prefix = '/idgen/'
+idgen.lease_ttl = $ttl
+idgen.max_lead = 1h
+idgen.max_wait = 10s
+} . ($extra // ''));
+	return $node;
+}
+
+sub wait_for_lease
+{
+	my ($node, $state) = @_;
+	$node->poll_query_until('postgres',
+		"SELECT lease_state = '$state' FROM idgen_status()")
+	  or die $node->name . ": lease never reached state $state: "
+	  . $node->safe_psql('postgres',
+		'SELECT lease_state, lease_holder, lease_error FROM idgen_status()');
+}
+
+sub wait_until_generating
+{
+	my ($node) = @_;
+	$node->poll_query_until('postgres', 'SELECT snowflake_id() > 0')
+	  or die $node->name . ': never generated';
+}
+
+# Poll the server log of $node from $from for $re; true once it is there.
+sub wait_for_log
+{
+	my ($node, $re, $from) = @_;
+	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $until)
+	{
+		return 1 if slurp_file($node->logfile, $from) =~ $re;
+		sleep 0.2;
+	}
+	return 0;
+}
+
+my $tickets = "idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')";
+# a ticket's counter value, as the record carries it: its 40 low bits
+my $seq_mask = '((1::bigint << 40) - 1)';
+
+# Wait until the record of node id $id has not changed for 2 s: its
+# holder is idle.
+sub wait_for_quiet_record
+{
+	my ($id) = @_;
+	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
+	my ($last, $since) = ('', time);
+	while (time < $until)
+	{
+		my $now = etcd_get("/idgen/reservation/$id");
+		($last, $since) = ($now, time) if $now ne $last;
+		return if time - $since >= 2;
+		sleep 0.2;
+	}
+	die "the record of node id $id kept changing";
+}
+
+# ---- 1. The holder's lease is in the snapshot: the record went back ----
+
+my $a = lease_node('a', 5);
+my (undef, $start_a) = fake_clock($a, '+600');
+$start_a->('start');
+wait_for_keeper($a);
+wait_for_lease($a, 'held');
+$a->safe_psql('postgres', "SELECT $tickets");
+$a->safe_psql('postgres',
+	"SELECT max(idgen_next('tickets')), max(snowflake_id()) FROM generate_series(1, 100)");
+etcdctl('put', '/idgen-test/marker', 'before');
+etcdctl('snapshot', 'save', "$etcd_dir/with-lease.db");
+etcdctl('put', '/idgen-test/marker', 'after');
+my $recorded_then = record_field(5, 'tickets');
+# the record reaches a couple of seconds past the clock: issue later than
+# that, so that a's time IDs pass what the snapshot holds too (wall-clock
+# time, not speed: a slower machine only widens the gap)
+sleep 3;
+
+my $a_tickets = $a->safe_psql('postgres',
+	"SELECT max(idgen_next('tickets')) FROM generate_series(1, 5000)");
+my $a_local = $a->safe_psql('postgres', "SELECT ${a_tickets}::bigint & $seq_mask");
+my $a_max = $a->safe_psql('postgres',
+	'SELECT max(snowflake_id()) FROM generate_series(1, 100000)');
+# idle now: a's keeper writes the record again only when a reservation
+# passes it, so a restored record would stay behind
+wait_for_quiet_record(5);
+my $a_reserved = record_field(5, 'reserved_unix_ms');
+cmp_ok(record_field(5, 'tickets'), '>', $a_local,
+	'the record of node id 5 covers the counter values issued after the snapshot');
+
+my $a_lease = $a->safe_psql('postgres', 'SELECT lease_id FROM idgen_status()');
+my $log_from = -s $a->logfile;
+restore_etcd("$etcd_dir/with-lease.db");
+is(etcd_get('/idgen-test/marker'), 'before', 'etcd is restored from the snapshot');
+
+# a's lease was in the snapshot: a keeps node id 5, and its next renewal
+# finds the record behind what it reserved, and rewrites it
+ok(wait_for_log($a,
+		qr/WARNING:\s+idgen keeper: the reservation record of node id 5 in etcd is behind what this server reserved/,
+		$log_from),
+	'the holder notices that the record of its node id went back');
+like(slurp_file($a->logfile, $log_from),
+	qr{DETAIL:\s+The key "/idgen/reservation/5" holds [^;]*counter "tickets" $recorded_then\b[^;]*; it should hold [^\n]*counter "tickets" \d+},
+	'the warning names the key, what it held and what it should hold');
+cmp_ok(record_field(5, 'tickets'), '>', $a_local,
+	'the record covers the counter values the holder issued again');
+cmp_ok(record_field(5, 'reserved_unix_ms'), '>=', $a_reserved,
+	'and its time reservation');
+is($a->safe_psql('postgres', 'SELECT lease_state, lease_id FROM idgen_status()'),
+	"held|$a_lease", 'the holder keeps node id 5 under the same lease');
+# (a issues nothing more: that would have it write the record anyway)
+$a->stop('fast');
+is(etcd_get('/idgen/node/5'), '', 'a clean stop gives node id 5 back');
+
+my $b = lease_node('b', 5);
+$b->start;
+wait_for_keeper($b);
+$b->safe_psql('postgres', "SELECT $tickets");
+wait_until_generating($b);
+cmp_ok($b->safe_psql('postgres',
+		"SELECT min(idgen_next('tickets')) FROM generate_series(1, 5000)"),
+	'>', $a_tickets,
+	"the next holder's first 5,000 counter values are all above the holder's");
+cmp_ok($b->safe_psql('postgres',
+		'SELECT min(snowflake_id()) FROM generate_series(1, 5000)'),
+	'>', $a_max,
+	"and its time IDs above the holder's, whose clock ran 10 minutes ahead");
+$b->stop('fast');
+
+# ---- 2. The holder's lease is not in the snapshot ----
+
+# x holds node id 6 first and stops cleanly: the snapshot shows the id
+# free, with x's record, as it was before a2 claimed it.
+my $x = lease_node('x', 6);
+$x->start;
+wait_for_keeper($x);
+wait_until_generating($x);
+$x->safe_psql('postgres', "SELECT $tickets");
+$x->safe_psql('postgres', "SELECT max(idgen_next('tickets')) FROM generate_series(1, 100)");
+$x->stop('fast');
+etcdctl('snapshot', 'save', "$etcd_dir/before-claim.db");
+
+# a2's reservation reaches 5 s ahead, so that its generators run on for a
+# while when its keeper stops
+my $a2 = lease_node('a2', 6, "idgen.reservation = 5s\n");
+my (undef, $start_a2) = fake_clock($a2, '+600');
+$start_a2->('start');
+wait_for_keeper($a2);
+wait_for_lease($a2, 'held');
+$a2->safe_psql('postgres', "SELECT $tickets");
+my $a2_tickets = $a2->safe_psql('postgres',
+	"SELECT max(idgen_next('tickets')) FROM generate_series(1, 5000)");
+my $a2_max = $a2->safe_psql('postgres',
+	'SELECT max(snowflake_id()) FROM generate_series(1, 100000)');
+
+my $b2 = lease_node('b2', 6);
+$b2->start;
+wait_for_keeper($b2);
+$b2->safe_psql('postgres', "SELECT $tickets");
+wait_for_lease($b2, 'taken');
+
+# a2's keeper is stopped, so that b2 claims the id before a2 renews: the
+# worst case, which otherwise depends on where a2's renewal falls.  a2's
+# generators go on until its lease's deadline (TTL less a quarter after
+# its last renewal), or until their reservation ends.
+my $a2_keeper = $a2->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+$log_from = -s $a2->logfile;
+# just after a renewal, so that a2 believes it holds the id for 4 s more
+$a2->poll_query_until('postgres',
+	"SELECT lease_expires_in_ms > 4000 FROM idgen_status()")
+  or die 'a2 did not renew';
+kill 'STOP', $a2_keeper;
+restore_etcd("$etcd_dir/before-claim.db");
+my $until = time + $PostgreSQL::Test::Utils::timeout_default;
+sleep 0.1 until etcd_get('/idgen/node/6') =~ /"port": ${\ $b2->port}\b/ || time > $until;
+like(etcd_get('/idgen/node/6'), qr/"port": ${\ $b2->port}\b/,
+	'in the restored etcd node id 6 is free, and b2 claims it');
+
+# Both servers asked in turn until b2 issues and a2 refuses: b2 must
+# issue nothing while a2 still does.  a2's keeper runs again a second
+# after b2's claim.
+my $claimed_at = time;
+my ($a2_last_ok, $a2_refused, $b2_first_ok, $b2_first, $resumed, $fencing) =
+  (0, 0, 0, 0, 0, '');
+while (time < $until && !($b2_first_ok && $a2_refused))
+{
+	if (!$resumed && time > $claimed_at + 1)
+	{
+		kill 'CONT', $a2_keeper;
+		$resumed = 1;
+	}
+	my ($ret, $out, $err) = $a2->psql('postgres', 'SELECT snowflake_id()');
+	if ($ret == 0 && $out ne '')
+	{
+		$a2_last_ok = time;
+		$a2_max = $out if $out > $a2_max;
+		$a2_refused = 0;
+	}
+	else
+	{
+		$a2_refused = 1;
+	}
+	next if $b2_first_ok;
+	($ret, $out, $err) = $b2->psql('postgres', 'SELECT snowflake_id()');
+	if ($ret == 0 && $out ne '')
+	{
+		$b2_first_ok = time;
+		$b2_first = $out;
+	}
+	elsif ($err =~ /ERROR:\s+(this server claimed node id 6 in etcd[^\n]*)/)
+	{
+		$fencing = $1;
+	}
+}
+kill 'CONT', $a2_keeper unless $resumed;
+ok($b2_first_ok, 'b2 issues under node id 6 in the end');
+cmp_ok($b2_first_ok, '>', $a2_last_ok,
+	'but only after a2, whose lease etcd forgot, has stopped issuing under it');
+like($fencing, qr/does not issue under it yet/,
+	'until then b2 says it waits for a previous holder to stop');
+cmp_ok($b2_first, '>', $a2_max,
+	"b2's first ID is above every ID a2 issued, although a2's clock runs 10 minutes ahead");
+cmp_ok($b2->safe_psql('postgres',
+		"SELECT min(idgen_next('tickets')) FROM generate_series(1, 5000)"),
+	'>', $a2_tickets,
+	"b2's first 5,000 counter values are all above a2's");
+cmp_ok($b2->safe_psql('postgres',
+		'SELECT min(snowflake_id()) FROM generate_series(1, 5000)'),
+	'>', $a2_max, "and so are b2's next 5,000 time IDs");
+
+# a2 found its lease gone, wrote what it had reserved back into the
+# record, and now finds the id taken
+ok(wait_for_log($a2,
+		qr/WARNING:\s+idgen keeper: the reservation record of node id 6 in etcd is behind what this server reserved/,
+		$log_from),
+	'a2 notices that the record of node id 6 went back, and says so');
+wait_for_lease($a2, 'taken');
+like(error_of($a2, 'SELECT snowflake_id()'), qr/^55000: node id 6 is held by another server/,
+	'a2 no longer issues under node id 6: b2 holds it');
+
+$a2->stop('fast');
+$b2->stop('fast');
+
+# ---- 3. A clean stop right after a restore, before any renewal ----
+
+# a3's keeper is stopped from before the restore until the server shuts
+# down, so that it never renews in the restored etcd: its last write on
+# the way out, before it gives the id back, makes the record whole.
+my $a3 = lease_node('a3', 7);
+my (undef, $start_a3) = fake_clock($a3, '+600');
+$start_a3->('start');
+wait_for_keeper($a3);
+wait_for_lease($a3, 'held');
+$a3->safe_psql('postgres', "SELECT $tickets");
+$a3->safe_psql('postgres',
+	"SELECT max(idgen_next('tickets')), max(snowflake_id()) FROM generate_series(1, 100)");
+etcdctl('snapshot', 'save', "$etcd_dir/a3.db");
+sleep 3;
+my $a3_tickets = $a3->safe_psql('postgres',
+	"SELECT max(idgen_next('tickets')) FROM generate_series(1, 5000)");
+my $a3_local = $a3->safe_psql('postgres', "SELECT ${a3_tickets}::bigint & $seq_mask");
+my $a3_max = $a3->safe_psql('postgres',
+	'SELECT max(snowflake_id()) FROM generate_series(1, 100000)');
+wait_for_quiet_record(7);
+my $a3_keeper = $a3->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+kill 'STOP', $a3_keeper;
+restore_etcd("$etcd_dir/a3.db");
+cmp_ok(record_field(7, 'tickets'), '<=', $a3_local,
+	'the restored record of node id 7 lacks counter values a3 issued');
+# the shutdown's SIGTERM waits for the keeper, which runs again a second
+# later (from a child process, while this one waits for the stop)
+my $child = fork() // die "fork: $!";
+if ($child == 0)
+{
+	sleep 1;
+	kill 'CONT', $a3_keeper;
+	POSIX::_exit(0);
+}
+$a3->stop('fast');
+waitpid($child, 0);
+is(etcd_get('/idgen/node/7'), '', 'a3 stopped cleanly and gave node id 7 back');
+cmp_ok(record_field(7, 'tickets'), '>', $a3_local,
+	'and wrote the record whole again on its way out');
+
+my $b3 = lease_node('b3', 7);
+$b3->start;
+wait_for_keeper($b3);
+$b3->safe_psql('postgres', "SELECT $tickets");
+wait_until_generating($b3);
+cmp_ok($b3->safe_psql('postgres',
+		"SELECT min(idgen_next('tickets')) FROM generate_series(1, 5000)"),
+	'>', $a3_tickets,
+	"the next holder's counter values are all above a3's");
+cmp_ok($b3->safe_psql('postgres',
+		'SELECT min(snowflake_id()) FROM generate_series(1, 5000)'),
+	'>', $a3_max, "and its time IDs above a3's");
+$b3->stop('fast');
+
+done_testing();
