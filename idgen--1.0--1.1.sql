@@ -688,36 +688,12 @@ $convert$;
 COMMENT ON FUNCTION idgen_convert_column(regclass, name, text) IS
 'give a serial, bigserial, identity or DEFAULT nextval() column an idgen DEFAULT (''snowflake'' or ''instagram:<shard>''), widening it and its referencing columns to bigint and dropping its own sequence';
 
--- idgen_status() gains the node-id lease in etcd (idgen.lease_endpoints):
--- its state, id, node id, how long generation may go on without another
--- renewal, who holds our node id when another server does, and the last
--- etcd error.  OUT columns cannot be added in place.
-DROP FUNCTION idgen_status();
-
-CREATE FUNCTION idgen_status(
-	OUT preloaded boolean,
-	OUT node_id integer,
-	OUT epoch timestamptz,
-	OUT max_lead_ms integer,
-	OUT max_wait_ms integer,
-	OUT snowflake_last_time timestamptz,
-	OUT snowflake_lead_ms bigint,
-	OUT snowflake_issued bigint,
-	OUT instagram_last_time timestamptz,
-	OUT instagram_lead_ms bigint,
-	OUT instagram_issued bigint,
-	OUT instagram_shards_used integer,
-	OUT borrowed bigint,
-	OUT waits bigint,
-	OUT clock_regressions bigint,
-	OUT keeper_state text,
-	OUT keeper_message text,
-	OUT reserved_until timestamptz,
-	OUT reservation_ms integer,
-	OUT reservation_writes bigint,
-	OUT reservation_waits bigint,
-	OUT snowflake_range_end timestamptz,
-	OUT instagram_range_end timestamptz,
+-- The node-id lease in etcd (idgen.lease_endpoints): its state, id, node
+-- id, how long generation may go on without another renewal, who holds
+-- our node id when another server does, and the last etcd error.  A
+-- function of its own: idgen_status() keeps its 1.0 columns, so that the
+-- views and grants users built on it survive this update.
+CREATE FUNCTION idgen_lease_status(
 	OUT lease_state text,
 	OUT lease_id bigint,
 	OUT lease_node_id integer,
@@ -726,8 +702,8 @@ CREATE FUNCTION idgen_status(
 	OUT lease_error text,
 	OUT lease_error_at timestamptz)
 RETURNS record
-AS 'MODULE_PATHNAME', 'idgen_status'
+AS 'MODULE_PATHNAME', 'idgen_lease_status'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
 
-COMMENT ON FUNCTION idgen_status() IS
-'idgen configuration and live generator state, one row';
+COMMENT ON FUNCTION idgen_lease_status() IS
+'the node-id lease in etcd, one row (lease_state off without idgen.lease_endpoints)';

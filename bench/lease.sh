@@ -71,11 +71,11 @@ start() {	# $1 = value of idgen.lease_endpoints
 	echo "idgen.lease_endpoints = '$1'" >"$data/lease.conf"
 	as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$work/server.log" -w start >/dev/null
 	for _ in $(seq 300); do
-		[ "$(sql -c "SELECT keeper_state = 'ready' AND lease_state IN ('off', 'held') FROM idgen_status()" 2>/dev/null)" = t ] && return 0
+		[ "$(sql -c "SELECT keeper_state = 'ready' AND lease_state IN ('off', 'held') FROM idgen_status(), idgen_lease_status()" 2>/dev/null)" = t ] && return 0
 		sleep 0.1
 	done
 	echo "the server did not become ready with idgen.lease_endpoints = '$1':" >&2
-	sql -c "SELECT keeper_state, keeper_message, lease_state, lease_holder, lease_error FROM idgen_status()" >&2 || true
+	sql -c "SELECT keeper_state, keeper_message, lease_state, lease_holder, lease_error FROM idgen_status(), idgen_lease_status()" >&2 || true
 	tail -n 5 "$work/server.log" >&2
 	tail -n 20 "$work/etcd.log" >&2
 	exit 1
@@ -95,7 +95,7 @@ say "PostgreSQL $PG_MAJOR: $reps repetitions, leases off and on, 1,000,000 calls
 for rep in $(seq "$reps"); do
 	for mode in off on; do
 		if [ "$mode" = on ]; then start "http://127.0.0.1:$etcd_port"; else start ""; fi
-		[ "$mode" = on ] && [ "$(sql -c "SELECT lease_state FROM idgen_status()")" != held ] && {
+		[ "$mode" = on ] && [ "$(sql -c "SELECT lease_state FROM idgen_lease_status()")" != held ] && {
 			echo "no lease held" >&2
 			exit 1
 		}

@@ -54,3 +54,5 @@ SELECT keeper_state,
        reservation_ms = 1000 AS default_reservation,
        reservation_writes > 0 AS written
   FROM idgen_status();
+-- without idgen.lease_endpoints the lease is off, and the rest NULL
+SELECT lease_state, lease_id IS NULL AS no_lease, lease_node_id IS NULL AS no_node FROM idgen_lease_status();

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * status.c
- *	  idgen_status(): configuration and live state in one row.
+ *	  idgen_status(): configuration and live state in one row;
+ *	  idgen_lease_status(): the node-id lease in etcd, in one row.
  *
  * The row is a monitoring snapshot.  The snowflake generator is copied
  * under its spinlock.  The 8,192 shard generators are read without their
@@ -54,7 +55,7 @@ typedef enum IdgenStatusColumn
 	IDGEN_STATUS_RESERVATION_WAITS,
 	IDGEN_STATUS_SNOWFLAKE_END,
 	IDGEN_STATUS_INSTAGRAM_END,
-	/* 1.1: the node-id lease (lease.c) */
+	/* idgen_lease_status(), 1.1: the node-id lease (lease.c) */
 	IDGEN_STATUS_LEASE_STATE,
 	IDGEN_STATUS_LEASE_ID,
 	IDGEN_STATUS_LEASE_NODE_ID,
@@ -65,7 +66,7 @@ typedef enum IdgenStatusColumn
 	IDGEN_STATUS_NCOLUMNS
 } IdgenStatusColumn;
 
-/* the row of version 1.0, which the library still serves until ALTER EXTENSION */
+/* idgen_status()'s row, unchanged since 1.0; the lease columns follow it */
 #define IDGEN_STATUS_NCOLUMNS_1_0 IDGEN_STATUS_LEASE_STATE
 
 /* Copy one generator's state under its lock. */
@@ -142,17 +143,15 @@ idgen_status(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
-	if (tupdesc->natts != IDGEN_STATUS_NCOLUMNS &&
-		tupdesc->natts != IDGEN_STATUS_NCOLUMNS_1_0)
+	if (tupdesc->natts != IDGEN_STATUS_NCOLUMNS_1_0)
 		elog(ERROR, "idgen_status() returns %d columns, expected %d",
-			 tupdesc->natts, IDGEN_STATUS_NCOLUMNS);
+			 tupdesc->natts, IDGEN_STATUS_NCOLUMNS_1_0);
 
 	memset(nulls, true, sizeof(nulls));
 
 	STATUS_SET(IDGEN_STATUS_PRELOADED, BoolGetDatum(idgen_shared != NULL));
 	if (idgen_current_node_id() >= 0)
 		STATUS_SET(IDGEN_STATUS_NODE_ID, Int32GetDatum(idgen_current_node_id()));
-	STATUS_SET(IDGEN_STATUS_LEASE_STATE, CStringGetTextDatum("off"));
 	STATUS_SET(IDGEN_STATUS_EPOCH, TimestampTzGetDatum(idgen_epoch_ts));
 	STATUS_SET(IDGEN_STATUS_MAX_LEAD, Int32GetDatum(idgen_max_lead_ms));
 	STATUS_SET(IDGEN_STATUS_MAX_WAIT, Int32GetDatum(idgen_max_wait_ms));
@@ -229,10 +228,35 @@ idgen_status(PG_FUNCTION_ARGS)
 					   TimestampTzGetDatum((durable - IDGEN_UNIX_TO_PG_MS) * 1000));
 		STATUS_SET(IDGEN_STATUS_RESERVATION_WRITES, Int64GetDatum((int64) kwrites));
 		STATUS_SET(IDGEN_STATUS_RESERVATION_WAITS, Int64GetDatum((int64) kwaits));
-
-		if (idgen_leases_on)
-			idgen_status_lease(values, nulls);
 	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * idgen_lease_status(): the node-id lease, one row; lease_state "off"
+ * without leases (or without the preload), the other columns NULL.
+ */
+PG_FUNCTION_INFO_V1(idgen_lease_status);
+Datum
+idgen_lease_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[IDGEN_STATUS_NCOLUMNS];
+	bool		nulls[IDGEN_STATUS_NCOLUMNS];
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+	if (tupdesc->natts != IDGEN_STATUS_NCOLUMNS - IDGEN_STATUS_NCOLUMNS_1_0)
+		elog(ERROR, "idgen_lease_status() returns %d columns, expected %d",
+			 tupdesc->natts, IDGEN_STATUS_NCOLUMNS - IDGEN_STATUS_NCOLUMNS_1_0);
+
+	memset(nulls, true, sizeof(nulls));
+	STATUS_SET(IDGEN_STATUS_LEASE_STATE, CStringGetTextDatum("off"));
+	if (idgen_shared != NULL && idgen_leases_on)
+		idgen_status_lease(values, nulls);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc,
+													  values + IDGEN_STATUS_NCOLUMNS_1_0,
+													  nulls + IDGEN_STATUS_NCOLUMNS_1_0)));
 }

@@ -52,6 +52,36 @@ $node->safe_psql('app', q{
 	CREATE TABLE stop_load ();
 });
 
+# What users build on 1.0 must survive the update: a grant on every 1.0
+# function, and views over idgen_status() and the decoders, in a database
+# of their own (grants leave explicit ACLs, which the comparison with a
+# fresh install below would count).
+$node->safe_psql('postgres', 'CREATE DATABASE users');
+$node->safe_psql('users', q{
+	CREATE EXTENSION idgen VERSION '1.0';
+	CREATE ROLE upgrade_user;
+	DO $$
+	DECLARE f regprocedure;
+	BEGIN
+		FOR f IN SELECT objid::regprocedure FROM pg_depend
+		          WHERE classid = 'pg_proc'::regclass AND deptype = 'e'
+		            AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'idgen')
+		LOOP
+			EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO upgrade_user', f);
+		END LOOP;
+	END $$;
+	CREATE VIEW status_view AS SELECT node_id, keeper_state, reserved_until FROM idgen_status();
+	CREATE VIEW decode_view AS
+		SELECT (snowflake_id_decode(4096)).node AS sf_node, (instagram_id_decode(1024)).shard AS ig_shard;
+	GRANT SELECT ON status_view, decode_view TO upgrade_user;
+});
+my $granted_1_0 = $node->safe_psql('users', q{
+	SELECT count(*) FROM pg_proc p
+	 WHERE has_function_privilege('upgrade_user', p.oid, 'EXECUTE')
+	   AND p.oid IN (SELECT objid FROM pg_depend WHERE classid = 'pg_proc'::regclass AND deptype = 'e'
+	                   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'idgen'))});
+cmp_ok($granted_1_0, '>', 10, "1.0's $granted_1_0 functions granted to a role");
+
 # The load: one session inserting 1,000 rows per transaction until told
 # to stop (or after 20,000,000 rows).
 my ($load_out, $load_err) = ('', '');
@@ -123,6 +153,20 @@ is($node->safe_psql('ctl', q{
 	SELECT keeper_state, reserved_until > snowflake_last_time AND reserved_until > instagram_last_time
 	  FROM idgen_status()}),
 	'ready|t', 'the keeper is ready and its reservation covers every issued ID');
+
+# --- what users built on 1.0 ---------------------------------------------------
+$node->safe_psql('users', 'ALTER EXTENSION idgen UPDATE');
+is($node->safe_psql('users', q{
+	SELECT count(*) FROM pg_proc p
+	 WHERE p.proacl::text LIKE '%upgrade_user=X%'
+	   AND p.oid IN (SELECT objid FROM pg_depend WHERE classid = 'pg_proc'::regclass AND deptype = 'e'
+	                   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'idgen'))}),
+	$granted_1_0, 'every grant on a 1.0 function survived the update');
+is($node->safe_psql('users', q{
+	SET ROLE upgrade_user;
+	SELECT keeper_state IS NOT NULL FROM status_view;
+	SELECT sf_node, ig_shard FROM decode_view}),
+	"t\n1|1", 'the views over idgen_status() and the decoders work after the update, for the granted role');
 
 # --- the same objects as a fresh install ------------------------------------
 $node->safe_psql('fresh', 'CREATE EXTENSION idgen');

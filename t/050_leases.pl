@@ -127,10 +127,10 @@ sub wait_for_lease
 {
 	my ($node, $state) = @_;
 	$node->poll_query_until('postgres',
-		"SELECT lease_state = '$state' FROM idgen_status()")
+		"SELECT lease_state = '$state' FROM idgen_lease_status()")
 	  or die $node->name . ": lease never reached state $state: "
 	  . $node->safe_psql('postgres',
-		'SELECT lease_state, lease_holder, lease_error FROM idgen_status()');
+		'SELECT lease_state, lease_holder, lease_error FROM idgen_lease_status()');
 }
 
 # Poll until snowflake_id() works; dies after about 3 minutes.
@@ -172,8 +172,8 @@ wait_for_keeper($noauto);
 like(error_of($noauto, 'SELECT snowflake_id()'),
 	qr/^55000: "idgen.node_id" is "auto" but "idgen.lease_endpoints" is empty/,
 	"node_id = 'auto' without leases: 55000");
-is($noauto->safe_psql('postgres', 'SELECT node_id IS NULL, lease_state FROM idgen_status()'),
-	't|off', 'idgen_status() shows no node id and leases off');
+is($noauto->safe_psql('postgres', 'SELECT node_id IS NULL, lease_state FROM idgen_status(), idgen_lease_status()'),
+	't|off', 'idgen_status() shows no node id, idgen_lease_status() leases off');
 $noauto->stop;
 
 # leases on, node id unset: no claim, and generators say the id is not set
@@ -182,7 +182,7 @@ $unset->start;
 wait_for_keeper($unset);
 like(error_of($unset, 'SELECT snowflake_id()'), qr/^55000: "idgen.node_id" is not set/,
 	'with leases on but no node id, snowflake_id() says the node id is not set');
-is($unset->safe_psql('postgres', 'SELECT lease_state FROM idgen_status()'), 'off',
+is($unset->safe_psql('postgres', 'SELECT lease_state FROM idgen_lease_status()'), 'off',
 	'and no lease is claimed');
 $unset->stop;
 
@@ -220,10 +220,10 @@ wait_for_lease($na, 'held');
 like(etcd_get('/idgen/node/5'), qr/"port": ${\ $na->port}\b/,
 	'a holds the key of node id 5 in etcd, and the key names it');
 is($na->safe_psql('postgres',
-		'SELECT snowflake_id_node(snowflake_id()) = lease_node_id FROM idgen_status()'),
+		'SELECT snowflake_id_node(snowflake_id()) = lease_node_id FROM idgen_lease_status()'),
 	't', 'a issues under node id 5');
-is($na->safe_psql('postgres', 'SELECT node_id, lease_node_id FROM idgen_status()'),
-	'5|5', 'idgen_status() shows node id 5, never the lease word\'s claim count');
+is($na->safe_psql('postgres', 'SELECT node_id, lease_node_id FROM idgen_status(), idgen_lease_status()'),
+	'5|5', 'idgen_status() and idgen_lease_status() show node id 5, never the lease word\'s claim count');
 is(error_of($na, q{SELECT idgen_create_generator('ten_bits', 'time:41 node:10 seq:12',
 		epoch => '2022-06-01+00')}),
 	'no error', 'node id 5 fits a 10-bit node field under a lease');
@@ -255,7 +255,7 @@ like(slurp_file($nb->logfile, $log_from),
 like(detail_as($nb, 'monitor', 'SELECT snowflake_id()'),
 	qr/the holder is host "[^"]*", port ${\ $na->port}, system identifier \d+/,
 	'a member of pg_monitor is told the holder: host, port and system identifier');
-my $detail = $nb->safe_psql('postgres', 'SELECT lease_holder FROM idgen_status()');
+my $detail = $nb->safe_psql('postgres', 'SELECT lease_holder FROM idgen_lease_status()');
 like($detail, qr/port ${\ $na->port}, system identifier \d+, since /,
 	'the holder is named: host, port, system identifier and since when');
 like(error_of($nb, "SELECT idgen_uuidv7()"), qr/^55000: /,
@@ -317,7 +317,7 @@ cmp_ok($d->safe_psql('postgres', "SELECT min(idgen_next('tickets')) FROM generat
 my $d_before = max_of($d, 1000);
 etcdctl('del', '/idgen/node/7');
 $d->poll_query_until('postgres',
-	"SELECT lease_state = 'held' AND lease_error LIKE '%no longer held%' FROM idgen_status()")
+	"SELECT lease_state = 'held' AND lease_error LIKE '%no longer held%' FROM idgen_lease_status()")
   or die 'd did not claim its deleted node key again';
 like(etcd_get('/idgen/node/7'), qr/"port": ${\ $d->port}\b/, 'd holds the node key again');
 # (d's generators keep their state in its shared memory: this holds
@@ -331,7 +331,7 @@ my $e = lease_node('e', 13);
 $e->start;
 wait_for_keeper($e);
 $e->poll_query_until('postgres',
-	"SELECT lease_error LIKE '%reservation key of node id 13 cannot be read%' FROM idgen_status()")
+	"SELECT lease_error LIKE '%reservation key of node id 13 cannot be read%' FROM idgen_lease_status()")
   or die 'e did not report the bad record';
 like(error_of($e, 'SELECT snowflake_id()'), qr/^55000: /, 'a bad record: no IDs under node id 13');
 is(etcd_get('/idgen/node/13'), '', 'and the node key is given back');
@@ -358,8 +358,8 @@ like(error_of($d, 'SELECT snowflake_id()'),
 ok($d->poll_query_until('postgres', q{
 	SELECT lease_state = 'lost'
 	       AND lease_error ~ '(could not renew|Couldn''t connect|Timeout)'
-	  FROM idgen_status()}),
-	'idgen_status() shows the lease lost and the last etcd error');
+	  FROM idgen_lease_status()}),
+	'idgen_lease_status() shows the lease lost and the last etcd error');
 unlike(detail_as($d, 'watcher', 'SELECT snowflake_id()'), qr{http://|127\.0\.0\.1},
 	"a role without pg_monitor is not told etcd's addresses");
 like(detail_as($d, 'monitor', 'SELECT snowflake_id()'), qr{Last etcd error: .*http://127\.0\.0\.1},
@@ -397,7 +397,7 @@ for my $n (@auto)
 	wait_for_keeper($n);
 	wait_for_lease($n, 'held');
 	my $id = $n->safe_psql('postgres',
-		'SELECT lease_node_id FROM idgen_status() WHERE lease_node_id = snowflake_id_node(snowflake_id())');
+		'SELECT lease_node_id FROM idgen_lease_status() WHERE lease_node_id = snowflake_id_node(snowflake_id())');
 	isnt($id, '', $n->name . ' issues under the node id it claimed');
 	$ids{$id}++;
 }
@@ -408,7 +408,7 @@ is(join(',', sort { $a <=> $b } keys %ids), '0,1,2', 'the lowest free ones');
 # which takes over the live lease (with 'auto' it is not given back), the
 # node id it claimed and the record
 my $k = $auto[1];
-my $k_id = $k->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()');
+my $k_id = $k->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_lease_status()');
 my $k_max = max_of($k, 10000);
 my $k_pid = $k->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
@@ -417,9 +417,9 @@ $k->poll_query_until('postgres',
 	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'idgen keeper' AND pid <> $k_pid")
   or die 'the keeper was not restarted';
 wait_until_generating($k);
-is($k->safe_psql('postgres', 'SELECT lease_node_id = snowflake_id_node(snowflake_id()) FROM idgen_status()'),
+is($k->safe_psql('postgres', 'SELECT lease_node_id = snowflake_id_node(snowflake_id()) FROM idgen_lease_status()'),
 	't', 'after its keeper was terminated, an auto server issues again');
-is($k->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()'), $k_id,
+is($k->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_lease_status()'), $k_id,
 	'under the node id it had claimed');
 cmp_ok($k->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $k_max, 'above its earlier IDs');
 like(slurp_file($k->logfile), qr/claimed node id $k_id in etcd/, '(claimed once)');
@@ -428,7 +428,7 @@ unlike(slurp_file($k->logfile), qr/claimed node id $k_id in etcd.*claimed node i
 
 # an id whose lease expired is free again, and its next holder is above
 my $gone = $auto[0];
-my $gone_id = $gone->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()');
+my $gone_id = $gone->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_lease_status()');
 my $gone_max = max_of($gone, 100000);
 $gone->stop('immediate');
 # its key goes when etcd expires the lease, within the TTL
@@ -437,7 +437,7 @@ my $again = lease_node('auto4', 'auto', prefix => '/idgen/auto/');
 $again->start;
 wait_for_keeper($again);
 wait_for_lease($again, 'held');
-is($again->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()'), $gone_id,
+is($again->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_lease_status()'), $gone_id,
 	"a new 'auto' server reuses the id whose lease expired");
 cmp_ok($again->safe_psql('postgres', 'SELECT snowflake_id()'), '>', $gone_max,
 	'and issues above its previous holder, whose clock ran 30 s ahead');
@@ -460,7 +460,7 @@ $s->init_from_backup($p, 'bk', has_streaming => 1);
 $s->start;
 $p->safe_psql('postgres', 'CREATE TABLE t AS SELECT snowflake_id() id FROM generate_series(1, 1000)');
 $p->wait_for_catchup($s);
-is($s->safe_psql('postgres', 'SELECT lease_state, lease_id IS NULL FROM idgen_status()'),
+is($s->safe_psql('postgres', 'SELECT lease_state, lease_id IS NULL FROM idgen_lease_status()'),
 	'claiming|t', 'the standby in recovery has no lease');
 like(etcd_get('/idgen/node/9'), qr/"port": ${\ $p->port}\b/,
 	'and the key of node id 9 still names the primary');
@@ -492,7 +492,7 @@ my $ra = lease_node('ra', 'auto', prefix => '/idgen/restart/');
 $ra->start;
 wait_for_keeper($ra);
 wait_for_lease($ra, 'held');
-my $r_id = $ra->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()');
+my $r_id = $ra->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_lease_status()');
 $ra->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
 my $ra_tickets = $ra->safe_psql('postgres',
 	"SELECT max(idgen_next('tickets')) FROM generate_series(1, 5000)");
@@ -502,7 +502,7 @@ my $rb = lease_node('rb', 'auto', prefix => '/idgen/restart/');
 $rb->start;
 wait_for_keeper($rb);
 wait_for_lease($rb, 'held');
-is($rb->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_status()'), $r_id,
+is($rb->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_lease_status()'), $r_id,
 	'rb claims the node id ra held');
 
 # rb's keeper restarts (with 'auto' it keeps the lease) while etcd is

@@ -161,10 +161,10 @@ sub wait_for_lease
 {
 	my ($node, $state) = @_;
 	$node->poll_query_until('postgres',
-		"SELECT lease_state = '$state' FROM idgen_status()")
+		"SELECT lease_state = '$state' FROM idgen_lease_status()")
 	  or die $node->name . ": lease never reached state $state: "
 	  . $node->safe_psql('postgres',
-		'SELECT lease_state, lease_holder, lease_error FROM idgen_status()');
+		'SELECT lease_state, lease_holder, lease_error FROM idgen_lease_status()');
 }
 
 sub wait_until_generating
@@ -239,7 +239,7 @@ my $a_reserved = record_field(5, 'reserved_unix_ms');
 cmp_ok(record_field(5, 'tickets'), '>', $a_local,
 	'the record of node id 5 covers the counter values issued after the snapshot');
 
-my $a_lease = $a->safe_psql('postgres', 'SELECT lease_id FROM idgen_status()');
+my $a_lease = $a->safe_psql('postgres', 'SELECT lease_id FROM idgen_lease_status()');
 my $log_from = -s $a->logfile;
 restore_etcd("$etcd_dir/with-lease.db");
 is(etcd_get('/idgen-test/marker'), 'before', 'etcd is restored from the snapshot');
@@ -257,7 +257,7 @@ cmp_ok(record_field(5, 'tickets'), '>', $a_local,
 	'the record covers the counter values the holder issued again');
 cmp_ok(record_field(5, 'reserved_unix_ms'), '>=', $a_reserved,
 	'and its time reservation');
-is($a->safe_psql('postgres', 'SELECT lease_state, lease_id FROM idgen_status()'),
+is($a->safe_psql('postgres', 'SELECT lease_state, lease_id FROM idgen_lease_status()'),
 	"held|$a_lease", 'the holder keeps node id 5 under the same lease');
 # (a issues nothing more: that would have it write the record anyway)
 $a->stop('fast');
@@ -319,7 +319,7 @@ my $a2_keeper = $a2->safe_psql('postgres',
 $log_from = -s $a2->logfile;
 # just after a renewal, so that a2 believes it holds the id for 4 s more
 $a2->poll_query_until('postgres',
-	"SELECT lease_expires_in_ms > 4000 FROM idgen_status()")
+	"SELECT lease_expires_in_ms > 4000 FROM idgen_lease_status()")
   or die 'a2 did not renew';
 kill 'STOP', $a2_keeper;
 restore_etcd("$etcd_dir/before-claim.db");
