@@ -17,7 +17,8 @@ OBJS = \
 	src/registry.o \
 	src/counter.o \
 	src/codec.o \
-	src/lease.o
+	src/lease.o \
+	src/node.o
 
 # node-id leases talk to etcd over HTTP (lease.c)
 SHLIB_LINK += -lcurl

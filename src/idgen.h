@@ -517,6 +517,8 @@ extern int64 idgen_test_clock_unix_ms;
 extern void idgen_define_gucs(void);
 
 /* shmem.c */
+extern void idgen_keeper_init(IdgenKeeper *keeper);
+extern const char *idgen_keeper_state_name(IdgenKeeperState state);
 extern IdgenShared *idgen_shared;
 extern void idgen_require_superuser(const char *funcname);
 extern void idgen_shmem_install_hooks(void);
@@ -594,17 +596,19 @@ extern void idgen_raise_position(IdgenGenerator *gen, uint64 position);
 extern void idgen_raise_all_floors(int64 floor_ms);
 IDGEN_NORETURN extern void idgen_report_never_switched_off(IdgenGenerator *gen);
 
+/* node.c */
+extern void idgen_lease_init(IdgenLease *lease);
+extern const char *idgen_lease_state_name(IdgenLeaseState state);
+IDGEN_NORETURN extern void idgen_report_no_node(const char *funcname);
+IDGEN_NORETURN extern void idgen_report_lease_deadline(const char *funcname);
+extern int32 idgen_current_node_id(void);
+
 /* lease.c */
 extern bool idgen_leases_on;
 extern char *idgen_node_id_string;
 extern char *idgen_lease_endpoints;
 extern char *idgen_lease_prefix;
 extern int	idgen_lease_ttl_s;
-extern void idgen_lease_init(IdgenLease *lease);
-extern const char *idgen_lease_state_name(IdgenLeaseState state);
-IDGEN_NORETURN extern void idgen_report_no_node(const char *funcname);
-IDGEN_NORETURN extern void idgen_report_lease_deadline(const char *funcname);
-extern int32 idgen_current_node_id(void);
 extern long idgen_lease_step(void);
 extern void idgen_lease_before_publish(int64 unix_ms);
 extern void idgen_lease_on_keeper_exit(bool shutdown);
@@ -663,7 +667,6 @@ idgen_issued_node(const char *funcname, uint32 word)
 
 /* keeper.c */
 extern void idgen_keeper_register(void);
-extern void idgen_keeper_init(IdgenKeeper *keeper);
 extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
 extern void idgen_keeper_wait_shard(int32 shard, uint64 position,
 									IdgenReleaseChange change,
@@ -706,7 +709,6 @@ extern void idgen_registry_load_counters(Oid relid);
 extern int	idgen_registry_plan_counters(void);
 extern void idgen_registry_write_counters(Oid relid);
 extern void idgen_registry_publish_counters(void);
-extern const char *idgen_keeper_state_name(IdgenKeeperState state);
 
 /* decode.c */
 IDGEN_NORETURN extern void idgen_report_part_out_of_range(const char *what,

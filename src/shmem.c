@@ -19,6 +19,7 @@
 
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -137,4 +138,46 @@ idgen_refuse_in_recovery(const char *funcname)
 				 errmsg("cannot call %s() during recovery", funcname),
 				 errdetail("IDs are issued only by a primary server."),
 				 errhint("Call %s() on the primary.", funcname)));
+}
+
+/*
+ * The keeper's shared state (keeper.c): initial values, and its state's
+ * name for idgen_status().
+ */
+const char *
+idgen_keeper_state_name(IdgenKeeperState state)
+{
+	switch (state)
+	{
+		case IDGEN_KEEPER_STARTING:
+			return "starting";
+		case IDGEN_KEEPER_READY:
+			return "ready";
+		case IDGEN_KEEPER_FAILED:
+			return "failed";
+		case IDGEN_KEEPER_EPOCH_CHANGED:
+			return "epoch changed";
+	}
+	return "unknown";
+}
+
+void
+idgen_keeper_init(IdgenKeeper *keeper)
+{
+	pg_atomic_init_u64(&keeper->hwm_ms, 0);
+	pg_atomic_init_u64(&keeper->want_ms, 0);
+	pg_atomic_init_u32(&keeper->floors_pending, 0);
+	ConditionVariableInit(&keeper->cv);
+	SpinLockInit(&keeper->mutex);
+	keeper->state = IDGEN_KEEPER_STARTING;
+	keeper->latch = NULL;
+	keeper->durable_unix_ms = 0;
+	keeper->writes = 0;
+	keeper->waits = 0;
+	keeper->starts = 0;
+	keeper->failures = 0;
+	strlcpy(keeper->message,
+			"the keeper background worker has not started yet (if the server log says \"too many background workers\", raise \"max_worker_processes\" and restart)",
+			sizeof(keeper->message));
+	keeper->floor_message[0] = '\0';
 }

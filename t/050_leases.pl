@@ -241,7 +241,7 @@ my $log_from = -s $nb->logfile;
 my $plain = detail_as($nb, 'watcher', 'SELECT snowflake_id()');
 unlike($plain, qr/host|port|system identifier/,
 	'a role without pg_monitor is not told who holds the node id');
-like($plain, qr/Members of pg_monitor see the holder in idgen_status\(\)/,
+like($plain, qr/Members of pg_monitor see the holder in idgen_lease_status\(\)/,
 	'but where to look');
 my (undef, undef, $show_err) = $nb->psql('postgres',
 	"SET ROLE watcher;\nSHOW idgen.lease_endpoints", on_error_stop => 1);
