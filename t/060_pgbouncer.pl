@@ -1,9 +1,10 @@
 # idgen behind pgbouncer in transaction pooling mode (PostgreSQL 15 only).
 #
 # A server with idgen and a pgbouncer of its own (Unix socket in the
-# test's directory, pool_mode = transaction, two server connections shared
-# by six pgbench clients, round robin so that one client's transactions
-# land on different server connections).  Each transaction inserts keys
+# test's directory, pool_mode = transaction, two server connections per
+# role shared by six pgbench clients, round robin so that one client's
+# transactions land on different server connections).  Clients log in as
+# the superuser and as an ordinary role granted the named generators.  Each transaction inserts keys
 # from DEFAULT snowflake_id(), snowflake_id_batch(), a named time
 # generator and a counter generator, both called by a constant name from
 # a multi-row INSERT (one call site evaluated many times), and records the
@@ -69,9 +70,15 @@ wait_for_keeper($node);
 $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('sony', 'sonyflake');
 	SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40');
-	CREATE TABLE sf (id bigint DEFAULT snowflake_id(), run int, client int, pid int);
+	CREATE TABLE sf (id bigint DEFAULT snowflake_id(), run int, client int, pid int,
+	                 who name DEFAULT current_user);
 	CREATE TABLE named (id bigint, run int, client int, pid int);
 	CREATE TABLE counter (id bigint, run int, client int, pid int);
+	-- applications log in as an ordinary role, granted what they draw from
+	CREATE ROLE app LOGIN;
+	GRANT INSERT ON sf, named, counter TO app;
+	SELECT idgen_grant_generator('sony', 'app');
+	SELECT idgen_grant_generator('tickets', 'app');
 });
 
 # ---- pgbouncer, on a Unix socket in a short directory of its own ----
@@ -80,7 +87,7 @@ my $port = PostgreSQL::Test::Cluster::get_free_port();
 my $user = $node->safe_psql('postgres', 'SELECT current_user');
 my $host = $node->host;
 my $server_port = $node->port;
-append_to_file("$dir/userlist.txt", qq{"$user" ""\n});
+append_to_file("$dir/userlist.txt", qq{"$user" ""\n"app" ""\n});
 append_to_file("$dir/pgbouncer.ini", qq{[databases]
 postgres = host=$host port=$server_port dbname=postgres
 
@@ -106,10 +113,10 @@ my $bouncer = IPC::Run::start([ $pgbouncer, "$dir/pgbouncer.ini" ],
 # stop it whatever happens to the test
 END { $bouncer->kill_kill if $bouncer && $bouncer->pumpable; }
 
-my $bouncer_connstr = "host=$dir port=$port dbname=postgres user=$user";
+my $bouncer_connstr = "host=$dir port=$port dbname=postgres";
 ok( wait_until(
 		sub {
-			system("psql -X -q -c 'SELECT 1' '$bouncer_connstr' >/dev/null 2>&1") == 0;
+			system("psql -X -q -c 'SELECT 1' '$bouncer_connstr user=$user' >/dev/null 2>&1") == 0;
 		}),
 	"pgbouncer $bouncer_version accepts connections")
   or BAIL_OUT("pgbouncer did not start: $bouncer_out "
@@ -128,8 +135,10 @@ COMMIT;
 };
 append_to_file("$dir/idgen.sql", $script);
 
+# the simple protocol as the superuser, the others as role app: two pools
 my @protocols = ('simple', 'extended');
 push @protocols, 'prepared' if $prepared_ok;
+my %user_of = (simple => $user, extended => 'app', prepared => 'app');
 my $clients = 6;
 my $transactions = 100;
 my @runs;
@@ -140,7 +149,7 @@ for my $i (0 .. $#protocols)
 	push @runs, [ $protocol, \$out, IPC::Run::start(
 		[ 'pgbench', '-n', '-c', $clients, '-j', '1', '-t', $transactions,
 		  "--protocol=$protocol", '-D', "run=$i", '-f', "$dir/idgen.sql",
-		  $bouncer_connstr ],
+		  "$bouncer_connstr user=$user_of{$protocol}" ],
 		'>', \$out, '2>', \$out,
 		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default * 3)) ];
 }
@@ -179,11 +188,13 @@ is($node->safe_psql('postgres', q{
 	SELECT bool_and((idgen_decode('sony', id) ->> 'machine')::int = 42) FROM named}),
 	't', 'every named-generator ID carries this server\'s node id');
 
-# The pool really was shared: at most two server connections served all
-# clients, and clients' transactions moved between them.
+# The pools really were shared: at most two server connections per role
+# served all its clients, and clients' transactions moved between them.
 is($node->safe_psql('postgres', q{
-	SELECT count(DISTINCT pid) <= 2 FROM (SELECT pid FROM sf UNION ALL SELECT pid FROM counter) p}),
-	't', 'at most default_pool_size = 2 server connections served the clients');
+	SELECT string_agg(who || ':' || (n <= 2), ' ' ORDER BY who)
+	  FROM (SELECT who, count(DISTINCT pid) AS n FROM sf GROUP BY who) p}),
+	"app:true $user:true",
+	'at most default_pool_size = 2 server connections per role served its clients');
 cmp_ok($node->safe_psql('postgres', q{
 	SELECT count(*) FROM (SELECT run, client FROM sf GROUP BY run, client
 	                      HAVING count(DISTINCT pid) > 1) c}),
