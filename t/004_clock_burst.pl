@@ -18,6 +18,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 use IPC::Run;
+use Time::HiRes ();
 
 my $node = PostgreSQL::Test::Cluster->new('clock');
 my $max_lead = 10;      # ms
@@ -204,8 +205,18 @@ is($node->safe_psql('postgres', q{
 	"t\n1", 'while a snowflake_id() call sleeps, idgen_status() takes the snowflake lock at once');
 is($node->safe_psql('postgres', "SELECT instagram_id_shard(instagram_id(78))"), '78',
 	'and other generators issue at once');
+# The call must return once the clock has moved, not once max_wait (60 s)
+# has run out: within a quarter of it, a margin no loaded machine needs
+# for a call that only has to read the clock again, and well below the
+# 45 s or more a call sleeping to its deadline would still take (it has
+# slept only for the checks above, a few seconds at most).
+my $moved_at = Time::HiRes::time();
 $set_clock->('2026-06-01 12:00:01');
 $bg->finish;
+my $took = Time::HiRes::time() - $moved_at;
+cmp_ok($took, '<', 15,
+	'the waiting call returned as soon as the clock moved, long before max_wait ran out')
+  or diag(sprintf('it took %.1f s after the clock moved', $took));
 is($bg_err, '', 'the waiting call did not fail');
 is($bg_out, "2026-06-01 12:00:01+00\n",
 	'the waiting call got an ID of the new current millisecond');
