@@ -5,9 +5,10 @@
 # With the clock frozen, every ID has to come from sequence space: exactly
 # 4,096 snowflake IDs (1,024 per instagram shard) per millisecond, rolling
 # into later milliseconds until idgen.max_lead is used up; then a call waits
-# idgen.max_wait for the clock and fails with 53400.  A clock stepped far
-# back fails at once with 55000 saying how long to wait; a waiting call
-# continues as soon as the clock moves on.  Neither failure consumes or
+# idgen.max_wait for the clock and fails with 53400, as does a batch
+# larger than that space.  A clock stepped far back fails at once with
+# 55000 saying how long to wait; a waiting call continues as soon as the
+# clock moves on.  Neither failure consumes or
 # counts anything: the next good ID takes the very next position.
 use strict;
 use warnings;
@@ -49,8 +50,28 @@ my $per_ms_ok = q{
 	               count(*) OVER (PARTITION BY t) AS per_ms
 	          FROM (SELECT n, id, %s(id) AS t FROM %s) x) y};
 
-# --- snowflake: 4,096 per ms for 1 + max_lead ms, then capacity exceeded ----
+# --- a batch larger than what max_lead leaves: 53400, nothing taken -------
+# With the clock frozen, 1 + max_lead ms of sequence space is all there is:
+# a batch one ID larger cannot be issued however long it waits, and fails
+# with 53400 after max_wait.  It takes nothing: the IDs below still start
+# at the frozen millisecond's first position and fill every millisecond.
 my $sf_capacity = 4096 * ($max_lead + 1);
+my $ig_capacity = 1024 * ($max_lead + 1);
+like(error_of($node, "SELECT snowflake_id_batch($sf_capacity + 1)"),
+	qr/^53400: snowflake ID capacity exceeded/,
+	'snowflake_id_batch() one ID beyond max_lead: 53400');
+like(error_of($node, "SELECT instagram_id_batch(5, $ig_capacity + 1)"),
+	qr/^53400: instagram ID capacity exceeded/,
+	'instagram_id_batch() one ID beyond max_lead: 53400');
+is($node->safe_psql('postgres', 'SELECT snowflake_issued, instagram_issued, borrowed FROM idgen_status()'),
+	'0|0|0', 'the failed batches issued and borrowed nothing');
+is($node->safe_psql('postgres', qq{
+	SELECT cardinality(b), min(instagram_id_time(id)) = $frozen,
+	       max(instagram_id_time(id)) = $frozen + interval '$max_lead ms'
+	  FROM (SELECT instagram_id_batch(9, $ig_capacity) AS b) s, unnest(b) id GROUP BY b}),
+	"$ig_capacity|t|t", 'a batch of exactly that space is issued, up to max_lead');
+
+# --- snowflake: 4,096 per ms for 1 + max_lead ms, then capacity exceeded ----
 $node->safe_psql('postgres',
 	"CREATE TABLE sf AS SELECT n, snowflake_id() AS id FROM generate_series(1, $sf_capacity) n");
 is($node->safe_psql('postgres',
@@ -62,7 +83,6 @@ like(error_of($node, 'SELECT snowflake_id()'),
 	'snowflake: past max_lead, waits max_wait for the frozen clock, then 53400');
 
 # --- instagram: 1,024 per ms per shard, shards independent ---------------
-my $ig_capacity = 1024 * ($max_lead + 1);
 $node->safe_psql('postgres',
 	"CREATE TABLE ig AS SELECT n, instagram_id(5) AS id FROM generate_series(1, $ig_capacity) n");
 is($node->safe_psql('postgres',
