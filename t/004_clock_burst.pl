@@ -277,5 +277,16 @@ is($node->safe_psql('postgres', q{
 	       (SELECT min(id) FROM ig WHERE n > 100000) > (SELECT max(id) FROM ig WHERE n <= 100000)}),
 	'0|t|0|t', 'after the clock recovers, IDs continue above all earlier ones');
 
+# --- a clock stepped back before the epoch: 22008 ------------------------
+# The server does not start with an epoch in the future; a clock stepped
+# back past the epoch afterwards is refused with 22008 by a generator that
+# has nothing issued to be behind of.
+$set_clock->('1999-12-31 00:00:00');
+is($node->safe_psql('postgres', "SELECT now() < epoch FROM idgen_status()"), 't',
+	'the clock now reads before the epoch');
+my $before_epoch = error_of($node, 'SELECT instagram_id(4000)');
+like($before_epoch, qr/^22008: wall clock is before "idgen.epoch"/,
+	'a shard never used before: 22008, the clock is before the epoch');
+
 $node->stop;
 done_testing();
