@@ -165,6 +165,21 @@ SELECT idgen_from_parts('legacy', '{"worker": 1}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_from_parts('legacy', '{"time": "1999-01-01 00:00:00+00"}');
 \echo :LAST_ERROR_SQLSTATE
+-- parts are a JSON object: time a timestamp string, every other field a
+-- number, a constant field only its constant (22023 / 22003)
+SELECT idgen_from_parts('legacy', '[1, 2]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_from_parts('legacy', '{"time": 1}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_from_parts('legacy', '{"time": "2024-01-01 00:00:00+00", "worker": "one"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_from_parts('zoned', '{"time": "2024-01-01 00:00:00+00", "zone": 4}');
+\echo :LAST_ERROR_SQLSTATE
+-- a definition without a name or a layout is an error, not a no-op (22004)
+SELECT idgen_create_generator(NULL, 'tsid');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('unnamed', NULL);
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen_decode('legacy', -1);
 \echo :LAST_ERROR_SQLSTATE
 

@@ -49,6 +49,36 @@ SELECT instagram_id_release(7);
 RESET ROLE;
 SELECT instagram_id_shard(instagram_id(7)) = 7 AS shard_7_still_issues;
 
+-- So are the definitions of named generators and their grants, server-wide
+-- too.  In idgen.database ("postgres" here), where a superuser may call
+-- them, a non-superuser granted EXECUTE still gets 42501, from the check in
+-- C (its DETAIL and HINT; an ACL failure has neither), before any argument
+-- is looked at: the generator named does not even exist.
+\c postgres
+\set SHOW_CONTEXT never
+GRANT EXECUTE ON FUNCTION
+      idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint, bigint),
+      idgen_drop_generator(text, boolean),
+      idgen_grant_generator(text, text),
+      idgen_revoke_generator(text, text) TO regress_idgen_app;
+SET ROLE regress_idgen_app;
+SELECT idgen_create_generator('regress_priv', 'time:41 node:10 seq:12');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_drop_generator('regress_priv');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_drop_generator('regress_priv', force => true);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_grant_generator('regress_priv', 'regress_idgen_app');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_revoke_generator('regress_priv', 'regress_idgen_app');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT count(*) AS regress_priv_defined FROM idgen_generators WHERE name = 'regress_priv';
+-- those grants are in this database: DROP OWNED here revokes them
+DROP OWNED BY regress_idgen_app;
+\c contrib_regression
+\set SHOW_CONTEXT never
+
 DROP TABLE priv_t;
 -- the roles still hold the EXECUTE grants above: DROP OWNED revokes them
 -- (and would drop anything they owned), so that DROP ROLE succeeds

@@ -5,9 +5,10 @@
 # With the clock frozen, every ID has to come from sequence space: exactly
 # 4,096 snowflake IDs (1,024 per instagram shard) per millisecond, rolling
 # into later milliseconds until idgen.max_lead is used up; then a call waits
-# idgen.max_wait for the clock and fails with 53400.  A clock stepped far
-# back fails at once with 55000 saying how long to wait; a waiting call
-# continues as soon as the clock moves on.  Neither failure consumes or
+# idgen.max_wait for the clock and fails with 53400, as does a batch
+# larger than that space.  A clock stepped far back fails at once with
+# 55000 saying how long to wait; a waiting call continues as soon as the
+# clock moves on.  Neither failure consumes or
 # counts anything: the next good ID takes the very next position.
 use strict;
 use warnings;
@@ -18,6 +19,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 use IPC::Run;
+use Time::HiRes ();
 
 my $node = PostgreSQL::Test::Cluster->new('clock');
 my $max_lead = 10;      # ms
@@ -48,8 +50,28 @@ my $per_ms_ok = q{
 	               count(*) OVER (PARTITION BY t) AS per_ms
 	          FROM (SELECT n, id, %s(id) AS t FROM %s) x) y};
 
-# --- snowflake: 4,096 per ms for 1 + max_lead ms, then capacity exceeded ----
+# --- a batch larger than what max_lead leaves: 53400, nothing taken -------
+# With the clock frozen, 1 + max_lead ms of sequence space is all there is:
+# a batch one ID larger cannot be issued however long it waits, and fails
+# with 53400 after max_wait.  It takes nothing: the IDs below still start
+# at the frozen millisecond's first position and fill every millisecond.
 my $sf_capacity = 4096 * ($max_lead + 1);
+my $ig_capacity = 1024 * ($max_lead + 1);
+like(error_of($node, "SELECT snowflake_id_batch($sf_capacity + 1)"),
+	qr/^53400: snowflake ID capacity exceeded/,
+	'snowflake_id_batch() one ID beyond max_lead: 53400');
+like(error_of($node, "SELECT instagram_id_batch(5, $ig_capacity + 1)"),
+	qr/^53400: instagram ID capacity exceeded/,
+	'instagram_id_batch() one ID beyond max_lead: 53400');
+is($node->safe_psql('postgres', 'SELECT snowflake_issued, instagram_issued, borrowed FROM idgen_status()'),
+	'0|0|0', 'the failed batches issued and borrowed nothing');
+is($node->safe_psql('postgres', qq{
+	SELECT cardinality(b), min(instagram_id_time(id)) = $frozen,
+	       max(instagram_id_time(id)) = $frozen + interval '$max_lead ms'
+	  FROM (SELECT instagram_id_batch(9, $ig_capacity) AS b) s, unnest(b) id GROUP BY b}),
+	"$ig_capacity|t|t", 'a batch of exactly that space is issued, up to max_lead');
+
+# --- snowflake: 4,096 per ms for 1 + max_lead ms, then capacity exceeded ----
 $node->safe_psql('postgres',
 	"CREATE TABLE sf AS SELECT n, snowflake_id() AS id FROM generate_series(1, $sf_capacity) n");
 is($node->safe_psql('postgres',
@@ -61,7 +83,6 @@ like(error_of($node, 'SELECT snowflake_id()'),
 	'snowflake: past max_lead, waits max_wait for the frozen clock, then 53400');
 
 # --- instagram: 1,024 per ms per shard, shards independent ---------------
-my $ig_capacity = 1024 * ($max_lead + 1);
 $node->safe_psql('postgres',
 	"CREATE TABLE ig AS SELECT n, instagram_id(5) AS id FROM generate_series(1, $ig_capacity) n");
 is($node->safe_psql('postgres',
@@ -204,8 +225,18 @@ is($node->safe_psql('postgres', q{
 	"t\n1", 'while a snowflake_id() call sleeps, idgen_status() takes the snowflake lock at once');
 is($node->safe_psql('postgres', "SELECT instagram_id_shard(instagram_id(78))"), '78',
 	'and other generators issue at once');
+# The call must return once the clock has moved, not once max_wait (60 s)
+# has run out: within a quarter of it, a margin no loaded machine needs
+# for a call that only has to read the clock again, and well below the
+# 45 s or more a call sleeping to its deadline would still take (it has
+# slept only for the checks above, a few seconds at most).
+my $moved_at = Time::HiRes::time();
 $set_clock->('2026-06-01 12:00:01');
 $bg->finish;
+my $took = Time::HiRes::time() - $moved_at;
+cmp_ok($took, '<', 15,
+	'the waiting call returned as soon as the clock moved, long before max_wait ran out')
+  or diag(sprintf('it took %.1f s after the clock moved', $took));
 is($bg_err, '', 'the waiting call did not fail');
 is($bg_out, "2026-06-01 12:00:01+00\n",
 	'the waiting call got an ID of the new current millisecond');
@@ -245,6 +276,17 @@ is($node->safe_psql('postgres', q{
 	       (SELECT count(*) - count(DISTINCT id) FROM ig),
 	       (SELECT min(id) FROM ig WHERE n > 100000) > (SELECT max(id) FROM ig WHERE n <= 100000)}),
 	'0|t|0|t', 'after the clock recovers, IDs continue above all earlier ones');
+
+# --- a clock stepped back before the epoch: 22008 ------------------------
+# The server does not start with an epoch in the future; a clock stepped
+# back past the epoch afterwards is refused with 22008 by a generator that
+# has nothing issued to be behind of.
+$set_clock->('1999-12-31 00:00:00');
+is($node->safe_psql('postgres', "SELECT now() < epoch FROM idgen_status()"), 't',
+	'the clock now reads before the epoch');
+my $before_epoch = error_of($node, 'SELECT instagram_id(4000)');
+like($before_epoch, qr/^22008: wall clock is before "idgen.epoch"/,
+	'a shard never used before: 22008, the clock is before the epoch');
 
 $node->stop;
 done_testing();

@@ -73,17 +73,39 @@ is($node->safe_psql('postgres', q{
 	  FROM r}),
 	't|t|t|t', 'after an immediate stop with the clock 10 s back, both continue above every earlier ID');
 
-# --- uuid_extract_timestamp() reads version 7 from PostgreSQL 18 on ---------
-SKIP:
+# --- RFC 9562 version 7, read from the bits on every PostgreSQL ----------
+# The text form is xxxxxxxx-xxxx-Vxxx-Nxxx-xxxxxxxxxxxx: V (the 15th
+# character) is the version, 7; the top two bits of N (the 20th) are the
+# variant, binary 10, so N is one of 8, 9, a, b.  rand_b, the last 62 bits,
+# starts with the node id.  flake128 has no version: its 48-bit worker
+# field holds the node id.
+is($node->safe_psql('postgres', q{
+	SELECT count(*) = 10000,
+	       bool_and(substr(v7::text, 15, 1) = '7'),
+	       bool_and(substr(v7::text, 20, 1) IN ('8', '9', 'a', 'b')),
+	       bool_and(((('x' || substr(replace(v7::text, '-', ''), 17, 16))::bit(64)::bigint
+	                  >> 52) & 1023) = 5),
+	       bool_and(('x' || substr(replace(flake::text, '-', ''), 17, 12))::bit(48)::bigint = 5)
+	  FROM r}),
+	't|t|t|t|t',
+	'idgen_uuidv7() sets version 7 and variant 10 and carries the node id; flake128 carries it as worker');
+
+# uuid_extract_version() exists from PostgreSQL 17 on, and
+# uuid_extract_timestamp() reads version 7 from 18 on: where the server has
+# them, they agree with the bits read above.
+if ($node->safe_psql('postgres', 'SHOW server_version_num') >= 170000)
 {
-	skip 'uuid_extract_timestamp() reads version 7 UUIDs from PostgreSQL 18 on', 1
-	  if $node->safe_psql('postgres', 'SHOW server_version_num') < 180000;
+	is($node->safe_psql('postgres',
+			'SELECT bool_and(uuid_extract_version(v7) = 7) FROM r'),
+		't', 'uuid_extract_version() says 7');
+}
+if ($node->safe_psql('postgres', 'SHOW server_version_num') >= 180000)
+{
 	is($node->safe_psql('postgres', sprintf(q{
-		SELECT bool_and(uuid_extract_version(v7) = 7
-		            AND (extract(epoch FROM uuid_extract_timestamp(v7)) * 1000)::bigint = %s)
+		SELECT bool_and((extract(epoch FROM uuid_extract_timestamp(v7)) * 1000)::bigint = %s)
 		  FROM r},
 			sprintf($v7_ms, 'v7'))),
-		't', 'uuid_extract_version() says 7 and uuid_extract_timestamp() reads the same time');
+		't', 'uuid_extract_timestamp() reads the same time as the bits');
 }
 
 $node->stop;

@@ -1,0 +1,70 @@
+# Under idgen.lease_endpoints, a server issues IDs that embed its node id
+# only once it holds a lease on that id in etcd.  Here etcd is never
+# reached (the endpoint is a closed port on loopback), so the claim never
+# succeeds: every generator that embeds the node id refuses with 55000,
+# "not claimed yet", naming the last etcd error to pg_monitor members only,
+# while generators without the node id go on.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+# a loopback port nothing listens on: bind one, note it, close it
+use IO::Socket::INET;
+my $probe = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0)
+  or die "cannot bind a loopback port: $!";
+my $closed_port = $probe->sockport;
+close $probe;
+
+my $node = PostgreSQL::Test::Cluster->new('unclaimed');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 12
+idgen.lease_endpoints = 'http://127.0.0.1:$closed_port'
+});
+$node->start;
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_extension WHERE extname = 'idgen'")
+  or die 'the keeper did not create the extension';
+ok($node->poll_query_until('postgres', q{
+	SELECT lease_state = 'claiming' AND lease_error IS NOT NULL FROM idgen_status()}),
+	'the keeper tries to claim the node id and records why it cannot');
+$node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()")
+  or die 'the keeper did not become ready';
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('with_node', 'time:41 tag:3=1 node:10 seq:9');
+	SELECT idgen_create_generator('no_node', 'time:41 tag:13=77 seq:9');
+	CREATE ROLE regress_app LOGIN;
+	SELECT idgen_grant_generator('with_node', 'regress_app');
+});
+
+for my $call ('snowflake_id()', 'snowflake_id_batch(3)', 'idgen_uuidv7()',
+	'idgen_flake128()', q{idgen_next('with_node')}, q{idgen_next_batch('with_node', 3)})
+{
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT $call", timeout => 60);
+	like($err, qr/ERROR:\s+55000: this server has not claimed its node id in etcd yet/,
+		"$call: 55000, not claimed yet");
+	like($err, qr/DETAIL:\s+.*Last etcd error: \S/,
+		"$call: a superuser is told the last etcd error");
+}
+my ($ret, $out, $err) = $node->psql('postgres',
+	"SET ROLE regress_app;\n\\set VERBOSITY verbose\nSELECT idgen_next('with_node')", timeout => 60);
+like($err, qr/ERROR:\s+55000: this server has not claimed its node id in etcd yet/,
+	'a role outside pg_monitor gets the same 55000');
+unlike($err, qr/Last etcd error/, 'but not the etcd error, only where to find it');
+like($err, qr/Members of pg_monitor see the last etcd error/, '(which it is told)');
+
+is($node->safe_psql('postgres', q{
+	SELECT instagram_id_shard(instagram_id(3)) = 3, idgen_next('no_node') > 0}),
+	't|t', 'generators without the node id issue all the same');
+is($node->safe_psql('postgres', q{SELECT snowflake_issued, lease_state FROM idgen_status()}),
+	'0|claiming', 'no snowflake ID was issued; still claiming');
+
+$node->stop;
+done_testing();
