@@ -119,6 +119,8 @@ typedef struct IdgenNamedSlot
 	int			acl_n;
 	Oid			acl_roles[IDGEN_MAX_GRANTEES];
 	bool		state_loaded;	/* durable state applied (keeper only) */
+	bool		check_after_load;	/* compare with dropped counters once
+									 * their state is loaded (keeper only) */
 	bool		state_missing;	/* refused until its state row appears
 								 * (keeper only) */
 	bool		defined_dropped;	/* its row's dropped mark meanwhile */
@@ -548,6 +550,14 @@ idgen_registry_install(const char *name, const char *layout_text,
 					   spec.time_field < 0 ? (uint64) spec.counter.prefetch : 0);
 
 	/*
+	 * A counter is compared with dropped counters, which it may meet below
+	 * their reservations, once those are loaded: idgen_collides_with()
+	 * leaves them out above, and idgen_registry_load_counters() checks it
+	 * before any value of it is reserved.
+	 */
+	slot->check_after_load = spec.time_field < 0 && !dropped && refusal == NULL;
+
+	/*
 	 * Switch the slot on, then publish it: a caller that finds it sees its
 	 * state, never the refusal it was initialised with.
 	 */
@@ -842,6 +852,30 @@ idgen_registry_load_counters(Oid relid)
 				slot->state_rewrite = true;
 		}
 		slot->state_loaded = true;
+	}
+
+	/*
+	 * Counters installed by this load, against every other slot, dropped
+	 * counters now bounded by their loaded state: created under another
+	 * node id, or before a counter it now meets was dropped, a counter may
+	 * collide with one that handed out values.  Refused before the keeper
+	 * reserves anything for it.
+	 */
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[i];
+		const char *other;
+
+		if (!slot->check_after_load)
+			continue;
+		slot->check_after_load = false;
+		if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+			continue;
+		other = idgen_collides_with(slot->name, &slot->spec, false, n);
+		if (other != NULL)
+			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+								 psprintf("under node id %d it would issue the same IDs as %s",
+										  idgen_current_node_id(), other));
 	}
 }
 
@@ -2347,18 +2381,23 @@ idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
 
 		/*
 		 * Switched off under its lock, so every value it handed out was
-		 * within the reservation of that moment, which we read after.
+		 * within the reservation of that moment, which we read after, and
+		 * below its next value, which a floor (a lease record, the data
+		 * directory's file) may have raised above its row.
 		 */
 		for (int s = 0; s < idgen_slot_ngenerators(i); s++)
 		{
 			IdgenGenerator *gen = idgen_slot_generator(i, s);
 			bool		owned;
+			uint64		next;
 
 			SpinLockAcquire(&gen->mutex);
 			owned = gen->owned;
+			next = gen->last;
 			SpinLockRelease(&gen->mutex);
 			if (owned)
 				return PG_UINT64_MAX;
+			reserved = Max(reserved, next);
 		}
 		if (slot->state_loaded)
 		{

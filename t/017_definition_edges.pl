@@ -138,10 +138,22 @@ is("$ret|$out", '0|t', 'right after a restart too: no 42501 before the keeper lo
 
 # --- a node id that changed since a definition was created ----------------------
 # "zone:10=6" differs from node id 37 in snowflake_id()'s node bits, so it
-# was accepted; under node id 6 the two would issue the same IDs.
+# was accepted; under node id 6 the two would issue the same IDs.  So do
+# the counters "worker" (the node id above its values) and "fixed6"
+# (constant 6 there), once "fixed6", which handed out values, is dropped:
+# under node id 6, "worker" would repeat them.
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('fixed6', 'w:10=6 seq:40');
+	SELECT idgen_create_generator('worker', 'node:10 seq:40');
+	SELECT idgen_grant_generator('worker', 'PUBLIC');
+	SELECT count(idgen_next('fixed6')) FROM generate_series(1, 100);
+	SELECT idgen_drop_generator('fixed6', force => true);});
 $node->append_conf('postgresql.conf', "idgen.node_id = 6\n");
 $node->restart;
 wait_for_keeper($node);
+($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT idgen_next('worker')");
+like($err, qr/ERROR:\s+55000: generator "worker" cannot issue IDs on this server\s+DETAIL:\s+under node id 6 it would issue the same IDs as generator "fixed6"/,
+	'under the new node id a counter that meets a dropped one\'s values is refused');
 ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT idgen_next('granted')");
 like($err, qr/ERROR:\s+55000: generator "granted" cannot issue IDs on this server\s+DETAIL:\s+under node id 6 it would issue the same IDs as snowflake_id\(\)/,
 	'under the new node id the colliding generator is refused');
