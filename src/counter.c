@@ -297,12 +297,24 @@ idgen_counter_sets_meet(const IdgenCounterSpec *a, const IdgenCounterSpec *b,
 						uint64 from, uint64 below)
 {
 	uint64		limit = below > from ? below - from : 0;
-	uint64		pa = (uint64) a->stripes * (uint64) a->segment;
-	uint64		pb = (uint64) b->stripes * (uint64) b->segment;
-	uint64		gcd = pa;
-	uint64		r = pb;
+	uint64		pa;
+	uint64		pb;
+	uint64		gcd;
+	uint64		r;
 	uint64		period;
 	uint64		v = from;
+
+	/*
+	 * stripes * segment fits: a counter's seq field has at most 52 bits and
+	 * its stripes' segments fit it (idgen_parse_counter_options); were it
+	 * ever not so, meeting is the safe answer.
+	 */
+	if (pg_mul_u64_overflow((uint64) a->stripes, (uint64) a->segment, &pa) ||
+		pg_mul_u64_overflow((uint64) b->stripes, (uint64) b->segment, &pb) ||
+		pa == 0 || pb == 0)
+		return true;
+	gcd = pa;
+	r = pb;
 
 	while (r != 0)
 	{
