@@ -1444,15 +1444,22 @@ idgen_lease_step(void)
 		 * idle server writes no record that would notice otherwise), and
 		 * read the record in the same request: etcd restored from a snapshot
 		 * that our lease outlived may hold less than we reserved.  The
-		 * renewal itself extends the deadline (rule 1 needs only the lease
-		 * alive); a key found gone gives up, an unanswered check is tried
-		 * again soon, and only a confirmed key, with a record that lacks
-		 * nothing, makes the word valid.
+		 * deadline is extended only when the check confirmed the key: a
+		 * restored etcd may keep our lease alive while another server has
+		 * claimed the key our lease lost, so a renewal alone proves nothing.
+		 * A key found gone gives up; an unanswered check is tried again soon,
+		 * the deadline left where it was; only a confirmed key, with a
+		 * record that lacks nothing, makes the word valid.
 		 */
 		if (ttl_s > 0)
 			ours = idgen_etcd_check(node_id, lease_id, &rec);
 		if (ttl_s > 0 && ours == 0)
 			idgen_lease_give_up(lease_id);
+		else if (ttl_s > 0 && ours < 0)
+		{
+			idgen_lease_set_error(etcd_error);
+			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
+		}
 		else if (ttl_s > 0)
 		{
 			SpinLockAcquire(&lease->mutex);
@@ -1461,12 +1468,7 @@ idgen_lease_step(void)
 			SpinLockRelease(&lease->mutex);
 			idgen_lease_publish_deadline(sent + ttl_s * 1000 - idgen_lease_margin_ms());
 			next_renew_ms = sent + ttl_s * 1000 / 3;
-			if (ours < 0)
-			{
-				idgen_lease_set_error(etcd_error);
-				next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
-			}
-			else if (!idgen_lease_take_record(node_id, lease_id, &rec))
+			if (!idgen_lease_take_record(node_id, lease_id, &rec))
 			{
 				idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
 				next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
