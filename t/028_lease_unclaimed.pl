@@ -32,7 +32,7 @@ $node->poll_query_until('postgres',
 	"SELECT count(*) = 1 FROM pg_extension WHERE extname = 'idgen'")
   or die 'the keeper did not create the extension';
 ok($node->poll_query_until('postgres', q{
-	SELECT lease_state = 'claiming' AND lease_error IS NOT NULL FROM idgen_status()}),
+	SELECT lease_state = 'claiming' AND lease_error IS NOT NULL FROM idgen_lease_status()}),
 	'the keeper tries to claim the node id and records why it cannot');
 $node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()")
   or die 'the keeper did not become ready';
@@ -63,7 +63,7 @@ like($err, qr/Members of pg_monitor see the last etcd error/, '(which it is told
 is($node->safe_psql('postgres', q{
 	SELECT instagram_id_shard(instagram_id(3)) = 3, idgen_next('no_node') > 0}),
 	't|t', 'generators without the node id issue all the same');
-is($node->safe_psql('postgres', q{SELECT snowflake_issued, lease_state FROM idgen_status()}),
+is($node->safe_psql('postgres', q{SELECT snowflake_issued, lease_state FROM idgen_status(), idgen_lease_status()}),
 	'0|claiming', 'no snowflake ID was issued; still claiming');
 
 $node->stop;
