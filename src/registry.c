@@ -1000,6 +1000,22 @@ idgen_registry_write_counters(Oid relid)
 			if (strcmp(registry_slots[counter_plan[p].slot].name,
 					   TextDatumGetCString(values[0])) == 0)
 			{
+				uint64		row = nulls[1] ? 0 : (uint64) DatumGetInt64(values[1]);
+
+				/*
+				 * Never lower: a row restored since the last load (a backup
+				 * of a server that went further) keeps its value, and the
+				 * counter resumes above it, as idgen_registry_load_counters()
+				 * would have made it.
+				 */
+				if (row > counter_plan[p].reserved)
+				{
+					idgen_raise_position(&registry_gens[counter_plan[p].slot].gen, row);
+					counter_plan[p].reserved = row;
+					ereport(LOG,
+							(errmsg("idgen keeper: counter \"%s\" continues above its restored durable state " UINT64_FORMAT,
+									registry_slots[counter_plan[p].slot].name, row)));
+				}
 				simple_heap_delete(rel, &tup->t_self);
 				break;
 			}
