@@ -94,6 +94,9 @@ $node->start;
 wait_for_keeper($node);
 
 my $plain = 'fuzz_user';
+# Roles to grant generators to, more than a generator may be granted to.
+my @grantees = map { "fz_role$_" } 1 .. 40;
+$node->safe_psql('postgres', join('', map { "CREATE ROLE $_;\n" } @grantees));
 $node->safe_psql('postgres', qq{
 	CREATE ROLE $plain LOGIN;
 	CREATE DATABASE fuzzdb;
@@ -467,7 +470,8 @@ sub int4_arg
 }
 
 my @alphabets = ('crockford32', 'base62', 'BASE62', 'Crockford32', 'base64', 'base32', '');
-my @roles = ($plain, 'PUBLIC', 'public', 'postgres', 'pg_monitor', 'nope_role', '"fuzz_user"', '');
+my @roles = ($plain, 'PUBLIC', 'public', 'postgres', 'pg_monitor', 'nope_role', '"fuzz_user"', '',
+	'FUZZ_USER', 'a.b.c.d', 'pg_catalog.fuzz_user', @grantees[ 0 .. 3 ]);
 sub text_arg
 {
 	my ($argname, $fname) = @_;
@@ -744,6 +748,17 @@ sub grant_or_revoke
 		  . lit(chance(0.8) ? pick($plain, 'PUBLIC') : pick(@roles, undef), 'text') . ')');
 }
 
+# Grant one generator to many roles, one after the other: past the
+# number of roles a generator may be granted to.
+sub grant_many
+{
+	my ($s) = @_;
+	return unless @gen_names;
+	my $name = pick(@gen_names);
+	call($s, $f_grant, 'SELECT idgen_grant_generator(' . lit($name, 'text') . ', '
+		  . lit($_, 'text') . ')') for @grantees;
+}
+
 # Tables for idgen_convert_column(), owned by the plain role in each
 # database, made afresh now and then (a conversion changes them).
 sub make_tables
@@ -812,6 +827,10 @@ while (!$lost && time < $deadline)
 	elsif ($r < 0.093)
 	{
 		make_tables(pick(grep { $_->{user} eq $plain } @all_sessions));
+	}
+	elsif ($r < 0.095)
+	{
+		grant_many($super_control);
 	}
 	else
 	{
