@@ -194,14 +194,20 @@ sub run_in
 # --- the record ------------------------------------------------------------------
 my $calls = 0;
 my (%errors, %by_function, %called, %succeeded);
-my (%ids, %last, $duplicates, $disorder, $nulls);
+my (%last, $disorder, $nulls);
 my @unexpected;
 my $lost;
 my @recent;    # the last calls, shown when something goes wrong
-$duplicates = $disorder = $nulls = 0;
+$disorder = $nulls = 0;
+
+# Every ID returned goes to a file, "key<TAB>id" a line, sorted at the end
+# to find repeats: a long run returns more IDs than fit in memory.
+my $id_file = "$PostgreSQL::Test::Utils::tmp_check/070_ids";
+open my $id_log, '>', $id_file or die "$id_file: $!";
 
 # Record the IDs one generator call returned, in the order returned:
-# never NULL, never seen before for $key, above the last one for $order_key.
+# never NULL, above the last one for $order_key, and (checked by
+# repeated_ids() at the end) never returned before for $key.
 sub record_ids
 {
 	my ($key, $order_key, $call, @values) = @_;
@@ -214,11 +220,7 @@ sub record_ids
 			push @problems, "NULL from a generator: $call";
 			next;
 		}
-		if ($ids{$key}{$v}++)
-		{
-			$duplicates++;
-			push @problems, "duplicate $key ID $v: $call";
-		}
+		print $id_log "$key\t$v\n";
 		my $prev = $last{$order_key};
 		if (defined $prev && !id_greater($v, $prev))
 		{
@@ -229,6 +231,31 @@ sub record_ids
 	}
 	diag($_) for grep { defined } @problems[ 0 .. 4 ];
 	return scalar(@problems);
+}
+
+# The IDs of file $path returned more than once for their key, and the
+# number of distinct IDs per key.
+sub repeated_ids
+{
+	my ($path) = @_;
+	my (@repeated, %distinct);
+	local $ENV{LC_ALL} = 'C';
+	open my $sorted, '-|', 'sort', '-T', $PostgreSQL::Test::Utils::tmp_check, $path
+	  or die "sort $path: $!";
+	my $prev = '';
+	while (my $line = <$sorted>)
+	{
+		chomp $line;
+		if ($line eq $prev)
+		{
+			push @repeated, $line;
+			next;
+		}
+		$distinct{ (split /\t/, $line)[0] }++;
+		$prev = $line;
+	}
+	close $sorted or die "sort $path failed";
+	return (\@repeated, \%distinct);
 }
 
 # Numbers compare as numbers (bigint fits Perl's integers), UUIDs as text
@@ -242,17 +269,23 @@ sub id_greater
 
 # The harness checks itself first: each check must be able to fail.
 {
-	my $before = $duplicates + $disorder + $nulls;
+	my $before = $disorder + $nulls;
+	my $real_log = $id_log;
+	undef $id_log;    # a handle of its own, not the run's reopened
+	open $id_log, '>', "$id_file.selftest" or die "$id_file.selftest: $!";
 	{
 		no warnings 'redefine';
 		local *diag = sub { };
-		record_ids('selftest', 'selftest', 'self test', 5, 7, 7, 3, '<NULL>');
+		record_ids('selftest', 'selftest', 'self test', 5, 7, 7, 3, '<NULL>', 3);
 	}
-	is($duplicates + $disorder + $nulls - $before, 4,
-		'the ID record catches a duplicate, a decrease and a NULL');
-	delete $ids{selftest};
+	close $id_log;
+	$id_log = $real_log;
+	my ($repeated, $distinct) = repeated_ids("$id_file.selftest");
+	is(join(',', $disorder + $nulls - $before, @$repeated, $distinct->{selftest}),
+		"4,selftest\t3,selftest\t7,3",
+		'the ID record catches repeats, a decrease and a NULL');
 	delete $last{selftest};
-	$duplicates = $disorder = $nulls = 0;
+	$disorder = $nulls = 0;
 	ok(!exists $allowed{'22012'} && !exists $allowed{'XX000'},
 		'division by zero and internal_error are not among the allowed SQLSTATEs');
 	my $s = open_session('postgres', 'postgres');
@@ -853,7 +886,10 @@ is(scalar(@crashes), 0, 'the server log shows no crash, PANIC or failed assertio
 
 is(scalar(@unexpected), 0, 'every error carried a documented SQLSTATE')
   or diag(join("\n", @unexpected[ 0 .. ($#unexpected < 19 ? $#unexpected : 19) ]));
-is($duplicates, 0, 'no generator returned the same ID twice');
+close $id_log or die "$id_file: $!";
+my ($repeated, $distinct_by_key) = repeated_ids($id_file);
+is(scalar(@$repeated), 0, 'no generator returned the same ID twice')
+  or diag(join("\n", 'repeated (generator, ID):', grep { defined } @$repeated[ 0 .. 19 ]));
 is($disorder, 0, 'every generator\'s IDs increased, call after call');
 is($nulls, 0, 'no generator returned NULL');
 
@@ -861,19 +897,19 @@ is($nulls, 0, 'no generator returned NULL');
 # fixed and of named generators.
 my @never = grep { !$called{ $_->{sig} } } @functions;
 is(join(', ', map { $_->{sig} } @never), '', 'every function was called');
-cmp_ok(scalar(keys %{ $ids{snowflake} // {} }), '>', 0, 'snowflake_id() issued IDs');
-cmp_ok(scalar(grep { /^named:/ } keys %ids), '>', 0, 'named generators issued IDs');
+cmp_ok($distinct_by_key->{snowflake} // 0, '>', 0, 'snowflake_id() issued IDs');
+cmp_ok(scalar(grep { /^named:/ } keys %$distinct_by_key), '>', 0, 'named generators issued IDs');
 
 my $distinct = 0;
-$distinct += scalar(keys %{ $ids{$_} }) for keys %ids;
+$distinct += $_ for values %$distinct_by_key;
 diag(sprintf('API fuzzer: seed %d, %.0f s, %d calls (%.0f/s), %d functions, %d generators defined',
 	$seed, $elapsed, $calls, $calls / ($elapsed || 1), scalar(@functions), scalar(@gen_names)));
 diag('errors by SQLSTATE: '
 	  . (join(', ', map { "$_ $errors{$_}" } sort keys %errors) || 'none'));
-diag(sprintf('distinct IDs: %d (%s); duplicates %d; crashes %d', $distinct,
-	join(', ', map { "$_ " . scalar(keys %{ $ids{$_} }) } grep { !/^named:/ } sort keys %ids)
-	  . ', named ' . scalar(grep { /^named:/ } keys %ids) . ' generators',
-	$duplicates, scalar(@crashes) + ($lost ? 1 : 0)));
+diag(sprintf('distinct IDs: %d (%s); repeated %d; crashes %d', $distinct,
+	join(', ', map { "$_ $distinct_by_key->{$_}" } grep { !/^named:/ } sort keys %$distinct_by_key)
+	  . ', named ' . scalar(grep { /^named:/ } keys %$distinct_by_key) . ' generators',
+	scalar(@$repeated), scalar(@crashes) + ($lost ? 1 : 0)));
 for my $f (@functions)
 {
 	note(sprintf('%s: %d calls, %d ok, errors %s', $f->{sig}, $called{ $f->{sig} } // 0,
