@@ -32,6 +32,11 @@ versions=$(check_pg_versions "$versions") || exit 2
 
 require_root
 install_packages etcd-server etcd-client
+# t/071_sqlsmith.pl runs SQLsmith, in the PostgreSQL 15 suite only (like
+# t/070_api_fuzz.pl: the SQL API is the same on every version); there it
+# must run, not skip.
+install_packages sqlsmith
+export IDGEN_SQLSMITH_REQUIRED=1
 # t/031_node_client.pl runs a real node-postgres client: it needs node and
 # npm (Debian's nodejs and npm, unless some node and npm are installed
 # already, as from NodeSource, whose nodejs conflicts with Debian's npm),
