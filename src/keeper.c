@@ -872,47 +872,6 @@ idgen_keeper_read_floors(Oid relid, uint64 *floors, bool *released,
 }
 
 /*
- * Apply the durable shard floors and releases to fresh shared memory,
- * before any reservation is published: a released shard is switched off
- * before it could issue, whatever idgen.shards says.
- */
-static void
-idgen_keeper_load_floors(Oid relid)
-{
-	IdgenKeeper *keeper = KEEPER(idgen_shared);
-	IdgenShardControl *sc = &idgen_shared->shards;
-	uint64	   *floors = palloc0(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
-	bool	   *released = palloc0(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
-	int64		last_event;
-
-	idgen_keeper_read_floors(relid, floors, released, &last_event);
-	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
-	{
-		IdgenGenerator *gen = &idgen_shared->instagram[i].gen;
-
-		if (floors[i] > 0)
-			idgen_raise_position(gen, floors[i]);
-		if (released[i])
-		{
-			SpinLockAcquire(&gen->mutex);
-			gen->owned = false;
-			SpinLockRelease(&gen->mutex);
-		}
-	}
-	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
-	{
-		SpinLockAcquire(&keeper->mutex);
-		sc->floor_durable[i] = Max(sc->floor_durable[i], floors[i]);
-		sc->floor_pending[i] = Max(sc->floor_pending[i], floors[i]);
-		sc->released[i] = released[i];
-		SpinLockRelease(&keeper->mutex);
-	}
-	SpinLockAcquire(&keeper->mutex);
-	sc->last_event = Max(sc->last_event, last_event);
-	SpinLockRelease(&keeper->mutex);
-}
-
-/*
  * The table of shard floors this keeper last read or wrote: another OID
  * means the extension was dropped and re-created in idgen.database while
  * shared memory lived, and took the durable floors and releases with it.
@@ -974,16 +933,19 @@ idgen_keeper_recheck_floors(Oid relid)
 }
 
 /*
- * Take the floors and releases that appeared in table relid, the one this
- * keeper reads and writes, while shared memory lives: restored into it
- * (pg_dump carries the table) or copied in by hand.  A higher floor raises
- * the shard's generator; a shard whose latest event there is a release,
- * while it runs here with no change of its own pending, is switched off.
- * Never the other way: what this server made durable itself is already
- * in memory, and a floor is never lowered nor a release undone here.
+ * Take the shard floors and releases of table relid into shared memory: a
+ * higher floor raises the shard's generator, and a shard whose latest
+ * event there is a release is switched off.  Never the other way: a floor
+ * is never lowered nor a release undone here.  When shared memory is new
+ * (restored false), this runs before any reservation is published, so a
+ * released shard is off before it could issue, whatever idgen.shards says.
+ * While shared memory lives (restored true), rows of this keeper's own
+ * table can only come from a restore (pg_dump carries the table) or by
+ * hand: a release is then taken only if no change of this server's own is
+ * pending (that one is newer), and what is taken is logged.
  */
 static void
-idgen_keeper_take_restored_floors(Oid relid)
+idgen_keeper_take_floors(Oid relid, bool restored)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	IdgenShardControl *sc = &idgen_shared->shards;
@@ -1007,7 +969,7 @@ idgen_keeper_take_restored_floors(Oid relid)
 			raise = true;
 		}
 		if (released[i] && !sc->released[i] &&
-			sc->release_pending[i] == IDGEN_RELEASE_KEEP)
+			(!restored || sc->release_pending[i] == IDGEN_RELEASE_KEEP))
 		{
 			sc->released[i] = true;
 			release = true;
@@ -1028,7 +990,7 @@ idgen_keeper_take_restored_floors(Oid relid)
 	SpinLockAcquire(&keeper->mutex);
 	sc->last_event = Max(sc->last_event, last_event);
 	SpinLockRelease(&keeper->mutex);
-	if (taken > 0)
+	if (restored && taken > 0)
 		ereport(LOG,
 				(errmsg("idgen keeper: took restored floors or releases of %d shards from idgen_shard_floor in database \"%s\"",
 						taken, idgen_database)));
@@ -1143,7 +1105,7 @@ idgen_keeper_load(void)
 		}
 		if (OidIsValid(objs.floors))
 		{
-			idgen_keeper_load_floors(objs.floors);
+			idgen_keeper_take_floors(objs.floors, false);
 			keeper_floors_relid = objs.floors;
 		}
 		idgen_registry_set_floor(floor_unix_ms);
@@ -1157,7 +1119,7 @@ idgen_keeper_load(void)
 	if (published > 0 && OidIsValid(objs.floors))
 	{
 		if (objs.floors == keeper_floors_relid)
-			idgen_keeper_take_restored_floors(objs.floors);
+			idgen_keeper_take_floors(objs.floors, true);
 		else
 			idgen_keeper_recheck_floors(objs.floors);
 	}
