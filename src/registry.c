@@ -734,6 +734,21 @@ idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid)
 }
 
 /*
+ * A running counter's row is higher than anything this server reserved:
+ * restored from elsewhere (a backup of a server that went further), so
+ * values below it may exist.  The counter resumes above it, and the keeper
+ * never writes it back lower (idgen_registry_write_counters).  Keeper only.
+ */
+static void
+idgen_counter_take_restored(int i, uint64 row)
+{
+	idgen_raise_position(&registry_gens[i].gen, row);
+	ereport(LOG,
+			(errmsg("idgen keeper: counter \"%s\" continues above its restored durable state " UINT64_FORMAT,
+					registry_slots[i].name, row)));
+}
+
+/*
  * Apply the durable counter reservations of idgen_counter_state (relid) to
  * the slots installed since the last call: every value below one may have
  * been handed out before (a restart, a crash, a failover), so such a
@@ -800,17 +815,7 @@ idgen_registry_load_counters(Oid relid)
 		else if (row < pg_atomic_read_u64(&registry_slots[i].counter_reserved))
 			registry_slots[i].state_rewrite = true;
 		else if (row > pg_atomic_read_u64(&registry_slots[i].counter_reserved))
-		{
-			/*
-			 * Higher than anything we reserved: restored from elsewhere
-			 * (a backup of a server that went further).  Values below it
-			 * may exist: take it, never overwrite it with less.
-			 */
-			idgen_raise_position(&registry_gens[i].gen, row);
-			ereport(LOG,
-					(errmsg("idgen keeper: counter \"%s\" continues above its restored durable state " UINT64_FORMAT,
-							registry_slots[i].name, row)));
-		}
+			idgen_counter_take_restored(i, row);
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -1002,19 +1007,11 @@ idgen_registry_write_counters(Oid relid)
 			{
 				uint64		row = nulls[1] ? 0 : (uint64) DatumGetInt64(values[1]);
 
-				/*
-				 * Never lower: a row restored since the last load (a backup
-				 * of a server that went further) keeps its value, and the
-				 * counter resumes above it, as idgen_registry_load_counters()
-				 * would have made it.
-				 */
+				/* never lower: a row restored since the last load */
 				if (row > counter_plan[p].reserved)
 				{
-					idgen_raise_position(&registry_gens[counter_plan[p].slot].gen, row);
+					idgen_counter_take_restored(counter_plan[p].slot, row);
 					counter_plan[p].reserved = row;
-					ereport(LOG,
-							(errmsg("idgen keeper: counter \"%s\" continues above its restored durable state " UINT64_FORMAT,
-									registry_slots[counter_plan[p].slot].name, row)));
 				}
 				simple_heap_delete(rel, &tup->t_self);
 				break;
