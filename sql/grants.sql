@@ -96,6 +96,22 @@ INSERT INTO guarded_rows (v) VALUES (0);
 RESET ROLE;
 SELECT count(*) AS rows, count(DISTINCT id) = count(*) AS distinct_ids FROM guarded_rows;
 
+-- a role taken away takes the grant with it, also for a call site that
+-- was allowed a moment before in the same transaction
+CREATE ROLE regress_idgen_leaving IN ROLE regress_idgen_granted;
+BEGIN;
+CREATE FUNCTION pg_temp.draw_guarded() RETURNS boolean LANGUAGE plpgsql
+  AS $$ BEGIN RETURN idgen_next('guarded') > 0; END $$;
+SET LOCAL ROLE regress_idgen_leaving;
+SELECT pg_temp.draw_guarded() AS while_a_member;
+RESET ROLE;
+REVOKE regress_idgen_granted FROM regress_idgen_leaving;
+SET LOCAL ROLE regress_idgen_leaving;
+SELECT pg_temp.draw_guarded() AS after_leaving;
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+DROP ROLE regress_idgen_leaving;
+
 -- revoked: refused again; PUBLIC: everyone
 \c postgres
 SELECT idgen_revoke_generator('guarded', 'regress_idgen_granted');

@@ -61,10 +61,12 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "idgen.h"
@@ -1441,6 +1443,7 @@ typedef struct IdgenNamedCache
 	bool		leased;			/* embeds the node id under a lease */
 	Oid			usage_user;		/* the user last allowed to draw here */
 	uint32		usage_version;	/* the slot's acl_version then */
+	uint32		usage_roles;	/* idgen_roles_changed then */
 } IdgenNamedCache;
 
 /*
@@ -1535,6 +1538,20 @@ idgen_named_cache(FunctionCallInfo fcinfo, bool allow_dropped)
 }
 
 /*
+ * Role memberships and attributes (superuser, inherit) as this backend
+ * knows them change: a call site allowed before must check again, as
+ * has_privs_of_role() would answer anew.  Counted by an invalidation
+ * callback, so the hot path compares one more word.
+ */
+static uint32 idgen_roles_changed = 1;
+
+static void
+idgen_roles_changed_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	idgen_roles_changed++;
+}
+
+/*
  * May the current user draw from the generator?  Superusers may; others
  * if it is granted to PUBLIC or to a role whose privileges they have
  * (idgen_grant_generator), as USAGE on a sequence.  42501 otherwise.
@@ -1549,6 +1566,14 @@ idgen_named_check_usage_slow(IdgenNamedCache *cache)
 	int			n;
 	Oid			roles[IDGEN_MAX_GRANTEES];
 	bool		allowed;
+	static bool callbacks_registered = false;
+
+	if (!callbacks_registered)
+	{
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, idgen_roles_changed_callback, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, idgen_roles_changed_callback, (Datum) 0);
+		callbacks_registered = true;
+	}
 
 	/*
 	 * A slot is published before the keeper loads its grants (a moment
@@ -1567,7 +1592,8 @@ idgen_named_check_usage_slow(IdgenNamedCache *cache)
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("the grants of generator \"%s\" are not loaded", slot->name),
 						 errdetail("The keeper loads them from database \"%s\" with the definitions.",
-								   idgen_database)));
+								   idgen_database),
+						 errhint("Retry; if it persists, keeper_state and keeper_message in idgen_status() say why the keeper does not load.")));
 			latch = idgen_keeper_latch();
 			if (latch != NULL)
 				SetLatch(latch);
@@ -1593,13 +1619,18 @@ idgen_named_check_usage_slow(IdgenNamedCache *cache)
 						 slot->name, idgen_database)));
 	cache->usage_user = user;
 	cache->usage_version = version;
+	cache->usage_roles = idgen_roles_changed;
 }
 
-/* The hot path's part of it: two comparisons once a call site is allowed. */
+/*
+ * The hot path's part of it: three comparisons once a call site is
+ * allowed: the user, the slot's grants, and role memberships.
+ */
 static inline void
 idgen_named_check_usage(IdgenNamedCache *cache)
 {
 	if (likely(cache->usage_user == GetUserId() &&
+			   cache->usage_roles == idgen_roles_changed &&
 			   cache->usage_version ==
 			   pg_atomic_read_u32(&registry_slots[cache->slot].acl_version)))
 		return;
