@@ -132,6 +132,21 @@ idgen_status_lease(Datum *values, bool *nulls)
 	}
 }
 
+/* The row type a status function was declared with, checked for natts. */
+static TupleDesc
+idgen_status_row(FunctionCallInfo fcinfo, const char *funcname, int natts)
+{
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+	if (tupdesc->natts != natts)
+		elog(ERROR, "%s() returns %d columns, expected %d",
+			 funcname, tupdesc->natts, natts);
+	return tupdesc;
+}
+
 PG_FUNCTION_INFO_V1(idgen_status);
 Datum
 idgen_status(PG_FUNCTION_ARGS)
@@ -140,12 +155,7 @@ idgen_status(PG_FUNCTION_ARGS)
 	Datum		values[IDGEN_STATUS_NCOLUMNS];
 	bool		nulls[IDGEN_STATUS_NCOLUMNS];
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	tupdesc = BlessTupleDesc(tupdesc);
-	if (tupdesc->natts != IDGEN_STATUS_NCOLUMNS_1_0)
-		elog(ERROR, "idgen_status() returns %d columns, expected %d",
-			 tupdesc->natts, IDGEN_STATUS_NCOLUMNS_1_0);
+	tupdesc = idgen_status_row(fcinfo, "idgen_status", IDGEN_STATUS_NCOLUMNS_1_0);
 
 	memset(nulls, true, sizeof(nulls));
 
@@ -245,12 +255,8 @@ idgen_lease_status(PG_FUNCTION_ARGS)
 	Datum		values[IDGEN_STATUS_NCOLUMNS];
 	bool		nulls[IDGEN_STATUS_NCOLUMNS];
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	tupdesc = BlessTupleDesc(tupdesc);
-	if (tupdesc->natts != IDGEN_STATUS_NCOLUMNS - IDGEN_STATUS_NCOLUMNS_1_0)
-		elog(ERROR, "idgen_lease_status() returns %d columns, expected %d",
-			 tupdesc->natts, IDGEN_STATUS_NCOLUMNS - IDGEN_STATUS_NCOLUMNS_1_0);
+	tupdesc = idgen_status_row(fcinfo, "idgen_lease_status",
+							   IDGEN_STATUS_NCOLUMNS - IDGEN_STATUS_NCOLUMNS_1_0);
 
 	memset(nulls, true, sizeof(nulls));
 	STATUS_SET(IDGEN_STATUS_LEASE_STATE, CStringGetTextDatum("off"));
