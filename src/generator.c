@@ -424,6 +424,8 @@ idgen_report_capacity(const IdgenLayout *layout)
 					   UINT64CONST(1) << layout->seq_bits,
 					   layout->unit_ms,
 					   idgen_max_lead_ms, idgen_max_wait_ms),
+			 layout->unit_ms > 1 ?
+			 errhint("This layout issues at most that many IDs per unit, spread over the unit; for more, define a generator with more seq bits or a finer unit, or raise \"idgen.max_lead\".") :
 			 errhint("Spread the load over more shards or node ids, or raise \"idgen.max_lead\" or \"idgen.max_wait\".")));
 }
 
