@@ -17,90 +17,12 @@ use Time::HiRes qw(time sleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
-
-my $etcd_bin = '/usr/bin/etcd';
-BAIL_OUT("etcd not found at $etcd_bin (Debian package etcd-server)")
-  unless -x $etcd_bin;
+use IdgenEtcd;
 
 my $ttl = 6;
 
 # ---- etcd, started by us on loopback, stopped by us by its PID ----
-
-my $etcd_dir = PostgreSQL::Test::Utils::tempdir('etcd');
-my $etcd_port = PostgreSQL::Test::Cluster::get_free_port();
-my $peer_port = PostgreSQL::Test::Cluster::get_free_port();
-my $etcd_url = "http://127.0.0.1:$etcd_port";
-my $etcd;
-
-sub start_etcd
-{
-	$etcd = IPC::Run::start(
-		[
-			$etcd_bin, '--name', 'idgen-test',
-			'--data-dir', "$etcd_dir/data",
-			'--listen-client-urls', $etcd_url,
-			'--advertise-client-urls', $etcd_url,
-			'--listen-peer-urls', "http://127.0.0.1:$peer_port",
-			'--initial-advertise-peer-urls', "http://127.0.0.1:$peer_port",
-			'--initial-cluster', "idgen-test=http://127.0.0.1:$peer_port"
-		],
-		'>>', "$etcd_dir/etcd.log", '2>>', "$etcd_dir/etcd.log");
-	for (1 .. 300)
-	{
-		return if etcd_get('/health-check') ne 'unreachable';
-		sleep 0.1;
-	}
-	BAIL_OUT("etcd did not start; see $etcd_dir/etcd.log");
-}
-
-sub stop_etcd
-{
-	return unless $etcd;
-	$etcd->signal('TERM');
-	$etcd->finish;
-	undef $etcd;
-}
-
-END { local $?; stop_etcd(); }
-
-# Change or delete an etcd key through etcd's own client.
-sub etcdctl
-{
-	my @args = @_;
-	my ($out, $err) = ('', '');
-	IPC::Run::run([ 'etcdctl', '--endpoints', $etcd_url, @args ], '>', \$out, '2>', \$err)
-	  or die "etcdctl @args: $err";
-}
-
-# The value of an etcd key through etcd's own client, '' if absent,
-# 'unreachable' if etcd does not answer.
-sub etcd_get
-{
-	my ($key) = @_;
-	my ($out, $err) = ('', '');
-	my $ok = IPC::Run::run(
-		[ 'etcdctl', '--endpoints', $etcd_url, '--dial-timeout', '2s',
-		  'get', $key, '--print-value-only' ],
-		'>', \$out, '2>', \$err);
-	return 'unreachable' unless $ok;
-	chomp $out;
-	return $out;
-}
-
-# Wait for etcd to drop a key (a lease expiring); true once it has.
-# Bounded like poll_query_until, by time, not by how fast the machine is.
-sub wait_for_key_gone
-{
-	my ($key) = @_;
-	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $until)
-	{
-		return 1 if etcd_get($key) eq '';
-		sleep 0.1;
-	}
-	return 0;
-}
-
+my $etcd_url = etcd_url();
 start_etcd();
 
 # ---- servers ----

@@ -27,106 +27,17 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
-use File::Path ();
 use POSIX ();
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
-
-my $etcd_bin = '/usr/bin/etcd';
-BAIL_OUT("etcd not found at $etcd_bin (Debian package etcd-server)")
-  unless -x $etcd_bin;
+use IdgenEtcd;
 
 my $ttl = 6;
 
 # ---- etcd, started by us on loopback, stopped by us by its PID ----
-
-my $etcd_dir = PostgreSQL::Test::Utils::tempdir('etcd');
-my $etcd_port = PostgreSQL::Test::Cluster::get_free_port();
-my $peer_port = PostgreSQL::Test::Cluster::get_free_port();
-my $etcd_url = "http://127.0.0.1:$etcd_port";
-my $peer_url = "http://127.0.0.1:$peer_port";
-my $etcd;
-$ENV{ETCDCTL_API} = 3;
-
-sub start_etcd
-{
-	$etcd = IPC::Run::start(
-		[
-			$etcd_bin, '--name', 'idgen-test',
-			'--data-dir', "$etcd_dir/data",
-			'--listen-client-urls', $etcd_url,
-			'--advertise-client-urls', $etcd_url,
-			'--listen-peer-urls', $peer_url,
-			'--initial-advertise-peer-urls', $peer_url,
-			'--initial-cluster', "idgen-test=$peer_url"
-		],
-		'>>', "$etcd_dir/etcd.log", '2>>', "$etcd_dir/etcd.log");
-	for (1 .. 300)
-	{
-		return if etcd_get('/health-check') ne 'unreachable';
-		sleep 0.1;
-	}
-	BAIL_OUT("etcd did not start; see $etcd_dir/etcd.log");
-}
-
-sub stop_etcd
-{
-	return unless $etcd;
-	$etcd->signal('TERM');
-	$etcd->finish;
-	undef $etcd;
-}
-
-END { local $?; stop_etcd(); }
-
-sub etcdctl
-{
-	my @args = @_;
-	my ($out, $err) = ('', '');
-	IPC::Run::run([ 'etcdctl', '--endpoints', $etcd_url, @args ], '>', \$out, '2>', \$err)
-	  or die "etcdctl @args: $err";
-	return $out;
-}
-
-# The value of an etcd key, '' if absent, 'unreachable' if etcd does not
-# answer.
-sub etcd_get
-{
-	my ($key) = @_;
-	my ($out, $err) = ('', '');
-	my $ok = IPC::Run::run(
-		[ 'etcdctl', '--endpoints', $etcd_url, '--dial-timeout', '2s',
-		  'get', $key, '--print-value-only' ],
-		'>', \$out, '2>', \$err);
-	return 'unreachable' unless $ok;
-	chomp $out;
-	return $out;
-}
-
-# Stop etcd, replace its data directory by one restored from $snapshot,
-# and start it again on the same port: etcd as it was when the snapshot
-# was taken.
-sub restore_etcd
-{
-	my ($snapshot) = @_;
-	stop_etcd();
-	rmtree("$etcd_dir/restored");
-	etcdctl('snapshot', 'restore', $snapshot,
-		'--data-dir', "$etcd_dir/restored",
-		'--name', 'idgen-test',
-		'--initial-cluster', "idgen-test=$peer_url",
-		'--initial-advertise-peer-urls', $peer_url);
-	rmtree("$etcd_dir/data");
-	rename("$etcd_dir/restored", "$etcd_dir/data") or die "rename: $!";
-	start_etcd();
-}
-
-sub rmtree
-{
-	my ($dir) = @_;
-	File::Path::rmtree($dir) if -e $dir;
-}
+my $etcd_url = etcd_url();
+my $etcd_dir = etcd_dir();
 
 # A field of the reservation record of node id $id (a JSON number).
 sub record_field

@@ -876,13 +876,7 @@ for my $s (@all_sessions)
 	eval { $s->{h}->finish; };
 }
 
-my $log = slurp_file($node->logfile);
-my @crashes = grep {
-	/terminated by signal|was terminated by exception|PANIC:|TRAP:|server process \(PID \d+\) was terminated|terminating any other active server processes|all server processes terminated/
-} split /\n/, $log;
-is(scalar(@crashes), 0, 'the server log shows no crash, PANIC or failed assertion')
-  or diag(join("\n", grep { defined } @crashes[ 0 .. 9 ],
-	grep { index($_, 'Failed process was running:') >= 0 } split /\n/, $log));
+my @crashes = check_crashes($node);
 
 is(scalar(@unexpected), 0, 'every error carried a documented SQLSTATE')
   or diag(join("\n", @unexpected[ 0 .. ($#unexpected < 19 ? $#unexpected : 19) ]));
@@ -918,16 +912,5 @@ for my $f (@functions)
 		  || '-'));
 }
 
-# After a crash the server has shut down (restart_after_crash is off in
-# tests): say so, and stop without waiting for it.
-if ($lost || @crashes)
-{
-	fail('the server still answers');
-	$node->stop('immediate', fail_ok => 1);
-}
-else
-{
-	is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server still answers');
-	$node->stop;
-}
+stop_after_fuzz($node, ($lost || @crashes) ? 1 : 0);
 done_testing();

@@ -176,13 +176,8 @@ cmp_ok($queries, '>', 500, 'SQLsmith ran queries')
   or diag(substr($err, 0, 3000));
 is($marks{C} // 0, 0, 'SQLsmith saw no crash');
 
+my @crashes = check_crashes($node);
 my $log = slurp_file($node->logfile);
-my @crashes = grep {
-	/terminated by signal|was terminated by exception|PANIC:|TRAP:|server process \(PID \d+\) was terminated|terminating any other active server processes|all server processes terminated/
-} split /\n/, $log;
-is(scalar(@crashes), 0, 'the server log shows no crash, PANIC or failed assertion')
-  or diag(join("\n", grep { defined } @crashes[ 0 .. 9 ],
-	grep { index($_, 'Failed process was running:') >= 0 } split /\n/, $log));
 
 # SQLsmith's errors by SQLSTATE, from the server log.  An internal error
 # (XX000) is idgen's when the function it was raised in is defined in
@@ -266,16 +261,5 @@ diag(sprintf('SQLsmith: seed %d, %.0f s, %d queries (%d ok, %d errors, %d timeou
 diag('errors by SQLSTATE: ' . (join(', ', map { "$_ $errors{$_}" } sort keys %errors) || 'none'));
 diag('crashes: ' . (scalar(@crashes) + ($marks{C} // 0)));
 
-# After a crash the server has shut down (restart_after_crash is off in
-# tests): say so, and stop without waiting for it.
-if (@crashes || $marks{C})
-{
-	fail('the server still answers');
-	$node->stop('immediate', fail_ok => 1);
-}
-else
-{
-	is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server still answers');
-	$node->stop;
-}
+stop_after_fuzz($node, (@crashes || $marks{C}) ? 1 : 0);
 done_testing();

@@ -291,4 +291,41 @@ sub citus_fleet_duplicates
 		         GROUP BY node_id HAVING count(*) > 1) d});
 }
 
+
+# A fuzzed server's log: no backend killed by a signal, no PANIC or failed
+# assertion (one test); the first such lines and the statements that
+# crashed are shown when there are.  Returns them.
+push @EXPORT, qw(check_crashes stop_after_fuzz);
+
+sub check_crashes
+{
+	my ($node) = @_;
+	my $log = PostgreSQL::Test::Utils::slurp_file($node->logfile);
+	my @crashes = grep {
+		/terminated by signal|was terminated by exception|PANIC:|TRAP:|server process \(PID \d+\) was terminated|terminating any other active server processes|all server processes terminated/
+	} split /\n/, $log;
+	Test::More::is(scalar(@crashes), 0, 'the server log shows no crash, PANIC or failed assertion')
+	  or Test::More::diag(join("\n", grep { defined } @crashes[ 0 .. 9 ],
+		grep { index($_, 'Failed process was running:') >= 0 } split /\n/, $log));
+	return @crashes;
+}
+
+# Stop a fuzzed server (one test): after a crash it has shut down (the
+# tests run with restart_after_crash off), so say so and stop at once;
+# otherwise it must still answer, and stops cleanly.
+sub stop_after_fuzz
+{
+	my ($node, $crashed) = @_;
+	if ($crashed)
+	{
+		Test::More::fail('the server still answers');
+		$node->stop('immediate', fail_ok => 1);
+	}
+	else
+	{
+		Test::More::is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server still answers');
+		$node->stop;
+	}
+}
+
 1;

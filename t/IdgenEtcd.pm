@@ -1,0 +1,127 @@
+# An etcd of the test's own, for the node-id lease tests: Debian's
+# etcd-server on loopback ports chosen free, in a temporary directory,
+# stopped by its PID (stop_etcd, and at exit).  etcdctl (Debian's
+# etcd-client) reads and changes keys, and restores snapshots (etcd 3.4
+# has no etcdutl).
+package IdgenEtcd;
+
+use strict;
+use warnings;
+use Exporter 'import';
+use IPC::Run;
+use File::Path ();
+use Time::HiRes qw(time sleep);
+use Test::More;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+
+our @EXPORT = qw(etcd_url etcd_dir start_etcd stop_etcd restore_etcd etcdctl
+  etcd_get wait_for_key_gone);
+
+my $etcd_bin = '/usr/bin/etcd';
+my ($dir, $url, $peer_url, $etcd);
+
+sub setup
+{
+	return if $dir;
+	BAIL_OUT("etcd not found at $etcd_bin (Debian package etcd-server)")
+	  unless -x $etcd_bin;
+	$dir = PostgreSQL::Test::Utils::tempdir('etcd');
+	$url = 'http://127.0.0.1:' . PostgreSQL::Test::Cluster::get_free_port();
+	$peer_url = 'http://127.0.0.1:' . PostgreSQL::Test::Cluster::get_free_port();
+	$ENV{ETCDCTL_API} = 3;
+}
+
+# The client URL, for idgen.lease_endpoints; the directory, for snapshots.
+sub etcd_url { setup(); return $url; }
+sub etcd_dir { setup(); return $dir; }
+
+sub start_etcd
+{
+	setup();
+	$etcd = IPC::Run::start(
+		[
+			$etcd_bin, '--name', 'idgen-test',
+			'--data-dir', "$dir/data",
+			'--listen-client-urls', $url,
+			'--advertise-client-urls', $url,
+			'--listen-peer-urls', $peer_url,
+			'--initial-advertise-peer-urls', $peer_url,
+			'--initial-cluster', "idgen-test=$peer_url"
+		],
+		'>>', "$dir/etcd.log", '2>>', "$dir/etcd.log");
+	for (1 .. 300)
+	{
+		return if etcd_get('/health-check') ne 'unreachable';
+		sleep 0.1;
+	}
+	BAIL_OUT("etcd did not start; see $dir/etcd.log");
+}
+
+sub stop_etcd
+{
+	return unless $etcd;
+	$etcd->signal('TERM');
+	$etcd->finish;
+	undef $etcd;
+}
+
+END { local $?; stop_etcd(); }
+
+# Run etcdctl against our etcd; its output, or die with its error.
+sub etcdctl
+{
+	my @args = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'etcdctl', '--endpoints', etcd_url(), @args ], '>', \$out, '2>', \$err)
+	  or die "etcdctl @args: $err";
+	return $out;
+}
+
+# The value of a key, '' if absent, 'unreachable' if etcd does not answer.
+sub etcd_get
+{
+	my ($key) = @_;
+	my ($out, $err) = ('', '');
+	my $ok = IPC::Run::run(
+		[ 'etcdctl', '--endpoints', etcd_url(), '--dial-timeout', '2s',
+		  'get', $key, '--print-value-only' ],
+		'>', \$out, '2>', \$err);
+	return 'unreachable' unless $ok;
+	chomp $out;
+	return $out;
+}
+
+# Wait for etcd to drop a key (a lease expiring); true once it has.
+# Bounded like poll_query_until, by time, not by how fast the machine is.
+sub wait_for_key_gone
+{
+	my ($key) = @_;
+	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $until)
+	{
+		return 1 if etcd_get($key) eq '';
+		sleep 0.1;
+	}
+	return 0;
+}
+
+# Stop etcd, replace its data directory by one restored from $snapshot,
+# and start it again on the same port: etcd as it was when the snapshot
+# was taken.
+sub restore_etcd
+{
+	my ($snapshot) = @_;
+	stop_etcd();
+	File::Path::rmtree("$dir/restored") if -e "$dir/restored";
+	etcdctl('snapshot', 'restore', $snapshot,
+		'--data-dir', "$dir/restored",
+		'--name', 'idgen-test',
+		'--initial-cluster', "idgen-test=$peer_url",
+		'--initial-advertise-peer-urls', $peer_url);
+	File::Path::rmtree("$dir/data");
+	rename("$dir/restored", "$dir/data") or die "rename: $!";
+	start_etcd();
+}
+
+1;
