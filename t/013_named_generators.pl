@@ -60,23 +60,28 @@ is("$ret|$next_minute|$minute_err", '0|t|',
 
 # A day-unit generator, new and after an immediate restart, issues at once
 # with the default clock policy, and never an ID twice.  idgen's clock is
-# frozen (the test-only idgen.test_clock, which the keeper reads too), and
-# the first round runs about 1.5 s ahead of it (150,000 of the day's 2^33
-# positions, about 99 a millisecond): only a floor at the durable
-# reservation, not at the clock, keeps the second round above it.  The
+# frozen (the test-only idgen.test_clock, which the keeper reads too) at
+# the generator's epoch, the start of its first day, and the first round
+# runs about 1.5 s ahead of it (150,000 of the day's 2^33 positions, about
+# 99 a millisecond): only a floor at the durable reservation, not at the
+# clock, keeps the second round above it.  The
 # clock stands at the real time, and max_lead is 30 s from here on, so
 # that generators floored ahead of the frozen clock by the restart go on
 # when it runs again.
-my $frozen_ms = time() * 1000;
+my $frozen_s = time();
+my $frozen_ms = $frozen_s * 1000;
 $node->append_conf('postgresql.conf', "idgen.test_clock = '$frozen_ms'\nidgen.max_lead = 30s\n");
 $node->reload;
 $node->poll_query_until('postgres', 'SHOW idgen.test_clock', $frozen_ms)
   or die 'idgen.test_clock was not set';
-$node->safe_psql('postgres', q{
-	SELECT idgen_create_generator('daily', 'time:20 node:10 seq:33', unit => '1 day')});
+$node->safe_psql('postgres', qq{
+	SELECT idgen_create_generator('daily', 'time:20 node:10 seq:33', unit => '1 day',
+	                              epoch => to_timestamp($frozen_s))});
 is(error_of($node, q{
 	CREATE TABLE daily AS SELECT 1 AS round, idgen_next('daily') AS id FROM generate_series(1, 150000)}),
-	'no error', 'a new day-unit generator issues at once, 1.5 s ahead of a frozen clock');
+	'no error', 'a new day-unit generator issues at once');
+is($node->safe_psql('postgres', q{SELECT lead_ms >= 1000 FROM idgen_generators WHERE name = 'daily'}),
+	't', 'its first round ran more than 1 s ahead of the frozen clock');
 $node->stop('immediate');
 $node->start;
 is(error_of($node, q{INSERT INTO daily SELECT 2, idgen_next('daily') FROM generate_series(1, 50000)}),
