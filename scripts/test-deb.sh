@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build idgen's Debian package for PostgreSQL 15 and test it as a DBA gets
 # it: on a PostgreSQL 15 without idgen, install the .deb with apt-get, run
-# the pg_regress suite against the installed package, then purge it and
-# check that nothing of idgen is left.
+# the pg_regress and isolation suites against the installed package, then
+# purge it and check that nothing of idgen is left.
 #
 #   bash scripts/test-deb.sh      (as root, on Debian 12)
 #
@@ -12,9 +12,10 @@
 # out any idgen installed into PostgreSQL 15 from a source build ("make
 # uninstall"); apt-get install ./postgresql-15-idgen_*.deb; check with
 # dpkg -L that its files are where this PostgreSQL looks for extensions;
-# "make installcheck" for pg_regress alone, which builds nothing, so the
-# servers it starts (temporary, Unix socket only) load the package's
-# library; apt-get purge and check that no idgen file remains.
+# "make installcheck" for the pg_regress and isolation suites (not TAP),
+# which builds nothing, so the servers it starts (temporary, Unix socket
+# only) load the package's library; apt-get purge and check that no idgen
+# file remains.
 #
 # Whatever happened, it ends by installing idgen into PostgreSQL 15 from
 # the source tree again (as scripts/test-it.sh does), so that what runs
@@ -96,20 +97,25 @@ run() {
 	done
 	echo "the package's files are where PostgreSQL 15 looks: $pkglibdir, $extdir"
 
-	# pg_regress against the package: installcheck builds nothing (PGXS's
-	# installcheck needs no "all"), and the tree was cleaned by the package
-	# build, so any idgen.so the servers load is the package's.
-	say "pg_regress against the installed package"
+	# The pg_regress and isolation suites against the package: installcheck
+	# builds nothing (PGXS's installcheck needs no "all"), and the tree was
+	# cleaned by the package build, so the idgen.so the servers load is the
+	# package's.
+	say "pg_regress and isolation suites against the installed package"
 	log=$top/regress.log
-	as_postgres make -C "$src" -s PG_CONFIG="$PG_CONFIG" installcheck ISOLATION= TAP_TESTS= >"$log" 2>&1
+	as_postgres make -C "$src" -s PG_CONFIG="$PG_CONFIG" installcheck TAP_TESTS= >"$log" 2>&1
 	local rc=$?
 	cat "$log"
 	f=$(find "$src" -path "$src/debian" -prune -o \( -name '*.so' -o -name '*.o' \) -print)
 	[ -z "$f" ] || { fail "the test step built idgen in the tree ($f)"; return 1; }
-	regress_report=$(grep -E '^ *(All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests failed)' "$log" | sed 's/^ *//; s/[. ]*$//')
+	regress_report=$(grep -E '^ *(All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests failed)' "$log" |
+		sed 's/^ *//; s/[. ]*$//' |
+		awk 'NR == 1 { printf "pg_regress: %s", $0 } NR == 2 { printf ", isolation: %s", $0 }')
 	if [ "$rc" -ne 0 ]; then
-		[ -s "$src/regression.diffs" ] && cat "$src/regression.diffs"
-		fail "pg_regress against the package: ${regress_report:-failed}"
+		for f in "$src/regression.diffs" "$src/output_iso/regression.diffs"; do
+			[ -s "$f" ] && cat "$f"
+		done
+		fail "suites against the package: ${regress_report:-failed}"
 		return 1
 	fi
 
@@ -146,4 +152,4 @@ if [ -n "$failed" ]; then
 	exit 1
 fi
 rm -rf "$top"
-echo "deb: ok: $pkg built, $lint_report, installed, pg_regress ${regress_report:-passed}, purged clean ($took)"
+echo "deb: ok: $pkg built, $lint_report, installed, ${regress_report:-suites passed}, purged clean ($took)"
