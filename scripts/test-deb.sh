@@ -68,13 +68,16 @@ run() {
 	say "built $(basename "$deb")"
 
 	say "lintian"
-	lint=$(as_postgres lintian "$top"/idgen_*.changes 2>&1)
+	local lint_rc=0
+	lint=$(as_postgres lintian "$top"/idgen_*.changes 2>&1) || lint_rc=$?
 	[ -n "$lint" ] && printf '%s\n' "$lint"
 	errors=$(printf '%s\n' "$lint" | grep -c '^E: ' || true)
 	warnings=$(printf '%s\n' "$lint" | grep -c '^W: ' || true)
 	lint_report="lintian: $errors errors, $warnings warnings"
 	echo "$lint_report"
 	[ "$errors" -eq 0 ] || { fail "lintian reports $errors errors"; return 1; }
+	# lintian exits non-zero on error tags (none here) or when it cannot run
+	[ "$lint_rc" -eq 0 ] || { fail "lintian failed (exit $lint_rc)"; return 1; }
 
 	say "removing idgen from PostgreSQL 15 before installing the package"
 	if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'installed'; then
