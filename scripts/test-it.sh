@@ -7,8 +7,12 @@
 #   bash scripts/test-it.sh                 15, 17 and 18
 #   bash scripts/test-it.sh --pg "17 18"    only these
 #
+# With 15 among the versions, it also builds the Debian package and tests
+# it installed (scripts/test-deb.sh), one more suite.
+#
 # Prints a summary per version and ends with one line
-# "suites: N passed, M failed" (three suites per version); exits non-zero
+# "suites: N passed, M failed" (three suites per version, and the
+# package); exits non-zero
 # if any suite failed.  On failure it shows the diffs and the failing TAP
 # logs and keeps that version's test directory.
 set -euo pipefail
@@ -184,6 +188,25 @@ for version in $versions; do
 	total_passed=$((total_passed + passed))
 	total_failed=$((total_failed + failed))
 done
+
+# The Debian package (debian/): scripts/test-deb.sh builds it, installs
+# it with apt-get into Debian's PostgreSQL 15 (taking out the idgen built
+# from the tree first), runs the pg_regress and isolation suites against
+# it, purges it, and leaves idgen installed from the tree again.  It
+# counts as one more suite, after the PostgreSQL 15 suites have finished.
+case " $versions " in
+	*" 15 "*)
+		say "Debian package postgresql-15-idgen"
+		deb_log=$(mktemp)
+		if bash "$IDGEN_SRC/scripts/test-deb.sh" 2>&1 | tee "$deb_log"; then
+			total_passed=$((total_passed + 1))
+		else
+			total_failed=$((total_failed + 1))
+		fi
+		summary+=("$(tail -n 1 "$deb_log")")
+		rm -f "$deb_log"
+		;;
+esac
 
 say "summary"
 printf '%s\n' "${summary[@]}"
