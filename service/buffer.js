@@ -17,8 +17,11 @@
 
 class IdBuffer {
   // fetchChunk(n) resolves to { ids: [string], datacenter: number|null }
-  constructor(fetchChunk, { size, refillBelow, chunk, retryMs = 250, maxRetryMs = 5000 }) {
+  // onState(error or null) is called when refilling starts failing and when
+  // it succeeds again, not on every retry.
+  constructor(fetchChunk, { size, refillBelow, chunk, retryMs = 250, maxRetryMs = 5000, onState = () => {} }) {
     this.fetchChunk = fetchChunk;
+    this.onState = onState;
     this.size = size;
     this.refillBelow = refillBelow;
     this.chunk = chunk;
@@ -83,12 +86,15 @@ class IdBuffer {
             break;
           this.chunks.push({ ids: got.ids, pos: 0, datacenter: got.datacenter });
           this.available += got.ids.length;
+          if (this.failures > 0)
+            this.onState(null);
           this.lastError = null;
           this.failures = 0;
         }
       } catch (e) {
         this.lastError = e;
-        this.failures++;
+        if (this.failures++ === 0)
+          this.onState(e);
         if (!this.closed) {
           const wait = Math.min(this.maxRetryMs, this.retryMs * 2 ** Math.min(this.failures - 1, 10));
           this.retryTimer = setTimeout(() => {

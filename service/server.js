@@ -85,6 +85,10 @@ function build(config) {
         size: config.buffer.size,
         refillBelow: config.buffer.refill_below,
         chunk: config.buffer.chunk,
+        onState: (e) => (e
+          ? log.warn({ namespace: id, generator: ns.generator, err: e.message },
+            'cannot refill the buffer: serving prefetched IDs while they last, retrying')
+          : log.info({ namespace: id, generator: ns.generator }, 'refilling the buffer again')),
       }),
     });
     metrics.served.set(id, 0);

@@ -71,7 +71,7 @@ for my $mode ('--offline', '--prefer-offline')
 			'>', \$npm_out, '2>', \$npm_err, IPC::Run::timeout(240));
 	};
 	last if $npm_ok && -d "$app/node_modules/fastify" && -d "$app/node_modules/pg";
-	note "npm ci $mode: " . ($npm_err || $@ || 'failed');
+	note "npm ci $mode: " . ((split /\n/, $npm_err || $@ || 'failed')[0] // '');
 }
 cannot_run("npm could not install the service's dependencies (no registry, nothing cached?): "
 	  . ((grep { !/complete log of this run/ } split /\n/, $npm_err || $@ || 'unknown error')[0]
@@ -139,12 +139,14 @@ sub get
 sub start_service
 {
 	my ($name, $node, %conf) = @_;
+	my $user = delete $conf{user} // scalar getpwuid($<);
 	my $svc = { name => $name, port => PostgreSQL::Test::Cluster::get_free_port(),
-		log => "$dir/$name.log", conf => "$dir/$name.json" };
+		log => "$PostgreSQL::Test::Utils::log_path/080_service_$name.log",
+		conf => "$dir/$name.json" };
 	my %config = (
 		listen => { host => '127.0.0.1', port => $svc->{port} },
 		database => { host => $node->host, port => $node->port,
-			database => 'postgres', user => scalar getpwuid($<) },
+			database => 'postgres', user => $user },
 		namespaces => { 1 => 'legacy', 3 => 'small' },
 		%conf);
 	open my $fh, '>', $svc->{conf} or die "write $svc->{conf}: $!";
@@ -203,6 +205,9 @@ for my $n ('a', 'b')
 		SELECT idgen_create_generator('small',
 			layout => 'time:38 datacenter:3 worker:6 seq:6',
 			epoch => '$small_epoch', unit => '1 ms');
+		CREATE ROLE svc LOGIN;
+		SELECT idgen_grant_generator('legacy', 'svc');
+		SELECT idgen_grant_generator('small', 'svc');
 	});
 	$nodes{$n} = $node;
 }
@@ -213,8 +218,9 @@ sub saw { for (@_) { $dups++ if $seen{$_}++; } }
 
 my $a1 = start_service('a1', $nodes{a}, max_batch => 500);
 my $a2 = start_service('a2', $nodes{a});
-my $b1 = start_service('b1', $nodes{b});
-my $b2 = start_service('b2', $nodes{b});
+# the second server's instances connect as an ordinary role, granted the generators
+my $b1 = start_service('b1', $nodes{b}, user => 'svc');
+my $b2 = start_service('b2', $nodes{b}, user => 'svc');
 
 ok(wait_until(sub { get($a1, '/ready')->{status} == 200 }), 'an instance is ready once its database is');
 is(get($a1, '/health')->{status}, 200, '/health answers');
@@ -375,7 +381,8 @@ like($metrics, qr/^idgen_service_db_seconds_count [1-9]/m, 'and the database rou
 
 # --- the fallback: only the prefetched IDs, then 503, never anything else
 stop_service($_) for $a2, $b2;
-my $c = start_service('c', $nodes{a}, buffer => { size => 300, refill_below => 150, chunk => 100 });
+my $c = start_service('c', $nodes{a}, max_batch => 1000,
+	buffer => { size => 300, refill_below => 150, chunk => 100 });
 ok(wait_until(sub { buffered($c, 1) == 300 }), 'an instance prefetches its buffer (300 IDs)');
 $nodes{a}->stop('fast');
 is(get($c, '/health')->{status}, 200, 'with PostgreSQL stopped, /health still answers');
@@ -425,6 +432,118 @@ my $recovered_dups = 0;
 for (@recovered) { $recovered_dups++ if $seen{$_}++; }
 is($recovered_dups, 0, 'unique against every ID before the outage');
 
+# Stopped mid-load: 8 clients keep asking while PostgreSQL stops and comes
+# back.  Every answer is an ID or a 503 saying why, the clients see the 503s
+# and then IDs again, and no ID repeats.
+my $outage_js = "$dir/outage.js";
+append_to_file($outage_js, <<'EOF');
+'use strict';
+// usage: outage.js OUT PORT BACKFILE; 8 clients ask for single IDs until
+// BACKFILE exists, then 20 more each; writes "client status id-or-message"
+const http = require('http');
+const fs = require('fs');
+const [out, port, backFile] = process.argv.slice(2);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+function post(body) {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = http.request({ host: '127.0.0.1', port, path: '/api/snowflake/v1/gen/', method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => { text += c; });
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+async function client(i, lines) {
+  let more = -1;
+  const deadline = Date.now() + 150000;    // a safety net, not an assertion
+  while (more !== 0 && Date.now() < deadline) {
+    const r = await post({ namespace: 1 });
+    let body = null;
+    try { body = JSON.parse(r.text); } catch (e) { /* reported below */ }
+    if (r.status === 200 && body && body.data)
+      lines.push(`${i} 200 ${body.data.snowflake_id}`);
+    else
+      lines.push(`${i} ${r.status} ${body ? body.message : r.text}`.replace(/\n/g, ' '));
+    if (r.status !== 200)
+      await sleep(20);
+    if (more > 0)
+      more--;
+    else if (more < 0 && fs.existsSync(backFile))
+      more = 20;
+  }
+}
+(async () => {
+  const lines = [];
+  await Promise.all([...Array(8).keys()].map((i) => client(i, lines)));
+  fs.writeFileSync(out, lines.join('\n') + '\n');
+  agent.destroy();
+})().catch((e) => { console.error(e.stack || e); process.exit(1); });
+EOF
+
+sub requests_with_status
+{
+	my ($svc, $status) = @_;
+	my $m = get($svc, '/metrics')->{body} // '';
+	return $m =~ /^idgen_service_requests_total\{route="\/api\/snowflake\/v1\/gen\/",status="$status"\} (\d+)$/m
+	  ? $1 : 0;
+}
+my ($ok_before, $busy_before) = (requests_with_status($c, 200), requests_with_status($c, 503));
+my $outage = { log => "$PostgreSQL::Test::Utils::log_path/080_service_outage.log" };
+{
+	my $pid = fork();
+	die "fork: $!" unless defined $pid;
+	if ($pid == 0)
+	{
+		open STDOUT, '>>', $outage->{log} or die "open $outage->{log}: $!";
+		open STDERR, '>&', \*STDOUT or die "dup: $!";
+		exec 'node', $outage_js, "$dir/outage.out", $c->{port}, "$dir/back" or die "exec node: $!";
+	}
+	$outage->{pid} = $pid;
+	$running{$pid} = 'outage.js';
+}
+ok(wait_until(sub { requests_with_status($c, 200) >= $ok_before + 500 }), 'under load');
+$nodes{a}->stop('fast');
+ok(wait_until(sub { requests_with_status($c, 503) >= $busy_before + 40 }),
+	'PostgreSQL stopped mid-load: the clients get 503s');
+$nodes{a}->start;
+ok(wait_until(sub { get($c, '/ready')->{status} == 200 }), 'PostgreSQL back: ready again');
+append_to_file("$dir/back", "back\n");
+my $outage_status;
+ok(wait_until(sub {
+	my $p = waitpid($outage->{pid}, WNOHANG);
+	$outage_status = $? if $p > 0;
+	return $p != 0; }), 'the clients finished');
+is($outage_status, 0, 'without an error') or diag slurp_file($outage->{log});
+delete $running{ $outage->{pid} };
+my (%by_status, $outage_dups, $bad_503, %tail);
+($outage_dups, $bad_503) = (0, 0);
+for (split /\n/, slurp_file("$dir/outage.out"))
+{
+	my ($client, $status, $rest) = split / /, $_, 3;
+	$by_status{$status}++;
+	push @{ $tail{$client} }, $status;
+	if ($status == 200)
+	{
+		$outage_dups++ if $rest !~ /^[1-9][0-9]*$/ || $seen{$rest}++;
+	}
+	elsif ($status == 503)
+	{
+		$bad_503++ unless $rest =~ /^no IDs available for namespace 1 .*no ID is ever made up/;
+	}
+}
+is_deeply([ sort keys %by_status ], [ 200, 503 ], 'every answer was an ID or a 503');
+is($bad_503, 0, 'each 503 saying why');
+is($outage_dups, 0, 'no ID repeated, before, during or after the outage');
+is(scalar(grep { @$_ >= 20 && !grep { $_ != 200 } @$_[-20 .. -1] } values %tail), 8,
+	'each client got IDs again once the server was back');
+
 # a restart drops the buffer and never reuses it
 my $left = buffered($c, 1);
 stop_service($c);
@@ -433,9 +552,9 @@ like(slurp_file($c->{log}), qr/"msg":"shutting down: finishing requests; prefetc
 	'and logs it (structured)');
 launch($c);
 ok(wait_until(sub { get($c, '/ready')->{status} == 200 }), 'the restarted instance is ready');
-$r = post($c, '/api/snowflake/v1/gen/batch/', { namespace => 1, count => 300 });
+$r = post($c, '/api/snowflake/v1/gen/batch/', { namespace => 1, count => 400 });
 my @restarted = @{ $r->{json}{data}{snowflake_ids} // [] };
-is(scalar @restarted, 300, 'and serves a batch');
+is(scalar @restarted, 400, 'and serves a batch larger than its buffer');
 my $restart_dups = 0;
 for (@restarted) { $restart_dups++ if $seen{$_}++; }
 is($restart_dups, 0, "none of them an ID served before ($left prefetched IDs were dropped)");
