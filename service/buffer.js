@@ -72,16 +72,24 @@ class IdBuffer {
       this.refill();
   }
 
-  // Fetch chunks until the buffer holds `size` IDs.  Resolves when done or
-  // when a fetch failed (then a retry is scheduled, backing off to
-  // maxRetryMs).  Never rejects.
-  refill() {
+  // Fetch chunks until the buffer holds `size` IDs, or, unless forced, until
+  // only a top-up smaller than a chunk is missing above the refill mark (no
+  // round trips for a handful of IDs).  Resolves when done or when a fetch
+  // failed (then a retry is scheduled, backing off to maxRetryMs).  Never
+  // rejects.
+  refill(force = false) {
     if (this.refilling)
       return this.refilling;
+    // The clearing runs in .finally(), always after this assignment: a
+    // refill with nothing to fetch finishes without awaiting, and clearing
+    // inside it would come before the assignment and leave it set for good.
     this.refilling = (async () => {
       try {
         while (!this.closed && this.available < this.size) {
-          const got = await this.fetchChunk(Math.min(this.chunk, this.size - this.available));
+          const n = Math.min(this.chunk, this.size - this.available);
+          if (n < this.chunk && this.available >= this.refillBelow && !force)
+            break;
+          const got = await this.fetchChunk(n);
           if (this.closed)
             break;
           this.chunks.push({ ids: got.ids, pos: 0, datacenter: got.datacenter });
@@ -103,10 +111,10 @@ class IdBuffer {
           }, wait);
           this.retryTimer.unref();
         }
-      } finally {
-        this.refilling = null;
       }
-    })();
+    })().finally(() => {
+      this.refilling = null;
+    });
     return this.refilling;
   }
 
@@ -123,7 +131,7 @@ class IdBuffer {
         clearTimeout(this.retryTimer);
         this.retryTimer = null;
       }
-      await this.refill();
+      await this.refill(true);
     }
     return this.take(n);
   }

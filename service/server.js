@@ -131,8 +131,10 @@ function build(config) {
     if (n <= config.buffer.size) {
       got = await ns.buffer.takeWaiting(n);
       err = ns.buffer.lastError;
-    } else {
-      // larger than the buffer: straight from the database
+    }
+    if (!got && !err) {
+      // larger than the buffer, or other requests keep draining it while the
+      // database answers: straight from the database
       try {
         got = await ns.fetchChunk(n);
       } catch (e) {

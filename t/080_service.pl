@@ -54,7 +54,9 @@ my $dir = PostgreSQL::Test::Utils::tempdir('service');
 my $app = "$dir/app";
 mkdir $app or die "mkdir $app: $!";
 my $src = "$FindBin::RealBin/../service";
-for my $f ('server.js', 'buffer.js', 'config.js', 'package.json', 'package-lock.json')
+mkdir "$app/test" or die "mkdir $app/test: $!";
+for my $f ('server.js', 'buffer.js', 'config.js', 'package.json', 'package-lock.json',
+	'test/buffer.test.js')
 {
 	copy("$src/$f", "$app/$f") or die "copy $src/$f: $!";
 }
@@ -77,6 +79,19 @@ cannot_run("npm could not install the service's dependencies (no registry, nothi
 	  . ((grep { !/complete log of this run/ } split /\n/, $npm_err || $@ || 'unknown error')[0]
 		// 'unknown error'))
   unless $npm_ok && -d "$app/node_modules/fastify" && -d "$app/node_modules/pg";
+
+# The prefetch buffer alone, against a fake database
+{
+	my ($bout, $berr) = ('', '');
+	my $bran = eval {
+		IPC::Run::run([ 'node', "$app/test/buffer.test.js" ], '>', \$bout, '2>', \$berr,
+			IPC::Run::timeout(60));
+	};
+	my @lines = split /\n/, $bout;
+	ok($bran && @lines == 7 && !(grep { !/^ok - / } @lines), 'the buffer\'s own checks pass')
+	  or diag "stdout: $bout\nstderr: $berr";
+	note $_ for @lines;
+}
 
 # Every process started here, by PID, so that none outlives the test.
 my %running;    # pid => name
