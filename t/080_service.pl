@@ -93,6 +93,16 @@ cannot_run("npm could not install the service's dependencies (no registry, nothi
 	note $_ for @lines;
 }
 
+# A configuration that cannot work stops the service at start, saying why
+{
+	my ($cout, $cerr) = ('', '');
+	append_to_file("$dir/bad.json", '{"namespaces": {"one": "legacy"}}');
+	IPC::Run::run([ 'node', "$app/server.js", "$dir/bad.json" ], '>', \$cout, '2>', \$cerr,
+		IPC::Run::timeout(60));
+	is($? >> 8, 2, 'a bad configuration: exit status 2');
+	like($cerr, qr/^idgen-service: namespace "one" is not a non-negative integer$/m, 'saying what is wrong');
+}
+
 # Every process started here, by PID, so that none outlives the test.
 my %running;    # pid => name
 
@@ -155,9 +165,10 @@ sub start_service
 {
 	my ($name, $node, %conf) = @_;
 	my $user = delete $conf{user} // scalar getpwuid($<);
+	my $env = delete $conf{env} // {};
 	my $svc = { name => $name, port => PostgreSQL::Test::Cluster::get_free_port(),
 		log => "$PostgreSQL::Test::Utils::log_path/080_service_$name.log",
-		conf => "$dir/$name.json" };
+		conf => "$dir/$name.json", env => $env };
 	my %config = (
 		listen => { host => '127.0.0.1', port => $svc->{port} },
 		database => { host => $node->host, port => $node->port,
@@ -167,6 +178,7 @@ sub start_service
 	open my $fh, '>', $svc->{conf} or die "write $svc->{conf}: $!";
 	print $fh encode_json(\%config);
 	close $fh;
+	$svc->{port} = $env->{IDGEN_SERVICE_PORT} if $env->{IDGEN_SERVICE_PORT};
 	return launch($svc);
 }
 
@@ -179,6 +191,7 @@ sub launch
 	{
 		open STDOUT, '>>', $svc->{log} or die "open $svc->{log}: $!";
 		open STDERR, '>&', \*STDOUT or die "dup: $!";
+		$ENV{$_} = $svc->{env}{$_} for keys %{ $svc->{env} // {} };
 		exec 'node', "$app/server.js", $svc->{conf} or die "exec node: $!";
 	}
 	$svc->{pid} = $pid;
@@ -553,6 +566,7 @@ for (split /\n/, slurp_file("$dir/outage.out"))
 		$bad_503++ unless $rest =~ /^no IDs available for namespace 1 .*no ID is ever made up/;
 	}
 }
+note "answers during the mid-load outage: " . join(', ', map { "$by_status{$_} x $_" } sort keys %by_status);
 is_deeply([ sort keys %by_status ], [ 200, 503 ], 'every answer was an ID or a 503');
 is($bad_503, 0, 'each 503 saying why');
 is($outage_dups, 0, 'no ID repeated, before, during or after the outage');
@@ -575,7 +589,10 @@ for (@restarted) { $restart_dups++ if $seen{$_}++; }
 is($restart_dups, 0, "none of them an ID served before ($left prefetched IDs were dropped)");
 
 # a namespace whose generator does not exist: 503 saying so; never created
-my $d = start_service('d', $nodes{b}, namespaces => { 9 => 'nosuch' });
+# (and the environment over the file: the port)
+my $d = start_service('d', $nodes{b}, namespaces => { 9 => 'nosuch' },
+	env => { IDGEN_SERVICE_PORT => PostgreSQL::Test::Cluster::get_free_port() });
+is(get($d, '/health')->{status}, 200, 'IDGEN_SERVICE_PORT overrides the port of the file');
 $r = get($d, '/ready');
 ok($r->{status} == 503 && ($r->{json}{problems}[0] // '') =~ /generator nosuch does not exist/,
 	'a configured generator that does not exist: /ready 503 naming it');
