@@ -242,20 +242,26 @@ function build(config) {
   app.get('/health', async () => ({ status: 'ok' }));
 
   // Ready: the database answers, its idgen keeper is ready, and every
-  // configured generator exists there.
+  // configured generator exists there and is active (not dropped, not
+  // refused after a node id change).
   app.get('/ready', async (req, reply) => {
     const names = [...namespaces.values()].map((ns) => ns.generator);
     let problems = [];
     try {
       const r = await query(
         'SELECT (SELECT keeper_state FROM idgen_status()) AS keeper, '
-        + 'ARRAY(SELECT name FROM idgen_generators WHERE name = ANY($1::text[])) AS found', [names]);
+        + '(SELECT json_object_agg(name, json_build_object(\'state\', state, \'message\', message)) '
+        + 'FROM idgen_generators WHERE name = ANY($1::text[])) AS found', [names]);
       if (r.rows[0].keeper !== 'ready')
         problems.push(`the idgen keeper is ${r.rows[0].keeper}, not ready`);
-      const found = new Set(r.rows[0].found);
-      for (const ns of namespaces.values())
-        if (!found.has(ns.generator))
+      const found = r.rows[0].found || {};
+      for (const ns of namespaces.values()) {
+        const g = found[ns.generator];
+        if (!g)
           problems.push(`namespace ${ns.id}: generator ${ns.generator} does not exist (create it with idgen_create_generator)`);
+        else if (g.state !== 'active')
+          problems.push(`namespace ${ns.id}: generator ${ns.generator} is ${g.state}${g.message ? `: ${g.message}` : ''}`);
+      }
     } catch (e) {
       problems = [`the database is unreachable: ${e.message}`];
     }

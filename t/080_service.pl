@@ -596,13 +596,20 @@ for (@restarted) { $restart_dups++ if $seen{$_}++; }
 is($restart_dups, 0, "none of them an ID served before ($left prefetched IDs were dropped)");
 
 # a namespace whose generator does not exist: 503 saying so; never created
-# (and the environment over the file: the port)
-my $d = start_service('d', $nodes{b}, namespaces => { 9 => 'nosuch' },
+# (and the environment over the file: the port); and one dropped
+$nodes{b}->safe_psql('postgres', q{
+	SELECT idgen_create_generator('gone', layout => 'time:42 datacenter:3 worker:6 seq:12',
+		epoch => '2024-01-01 00:00:00+00', unit => '1 ms');
+	SELECT idgen_drop_generator('gone', force => true);
+});
+my $d = start_service('d', $nodes{b}, namespaces => { 9 => 'nosuch', 10 => 'gone' },
 	env => { IDGEN_SERVICE_PORT => PostgreSQL::Test::Cluster::get_free_port() });
 is(get($d, '/health')->{status}, 200, 'IDGEN_SERVICE_PORT overrides the port of the file');
 $r = get($d, '/ready');
-ok($r->{status} == 503 && ($r->{json}{problems}[0] // '') =~ /generator nosuch does not exist/,
+ok($r->{status} == 503 && (join "\n", @{ $r->{json}{problems} // [] }) =~ /^namespace 9: generator nosuch does not exist/m,
 	'a configured generator that does not exist: /ready 503 naming it');
+like(join("\n", @{ $r->{json}{problems} // [] }), qr/^namespace 10: generator gone is dropped/m,
+	'and one that was dropped');
 $r = post($d, '/api/snowflake/v1/gen/', { namespace => 9 });
 ok($r->{status} == 503 && ($r->{json}{message} // '') =~ /nosuch.*does not exist/,
 	'and a request for it 503s with the database\'s reason');
