@@ -386,11 +386,12 @@ ok($ran, 'the load ran: 48 concurrent clients over four instances') or diag "std
 my $stats = eval { decode_json((split /\n/, $out)[-1]) } // {};
 is_deeply([ $stats->{requests}, $stats->{failed} ], [ 2880, 0 ], 'all 2,880 requests answered 200')
   or diag $stats->{last} // '';
-my (%per_instance, $wrong_dc, $load_dups);
+my (%per_instance, $wrong_dc, $load_dups, $b_id);
 ($wrong_dc, $load_dups) = (0, 0);
 for (split /\n/, slurp_file("$dir/load.out"))
 {
 	my ($i, $dc, $lid) = split / /;
+	$b_id //= $lid if $i == 3;
 	$per_instance{$i}++;
 	$wrong_dc++ if $dc != ($i < 2 ? 1 : 2);
 	$load_dups++ if $seen{$lid}++;
@@ -399,6 +400,9 @@ is_deeply([ map { $per_instance{$_} // 0 } 0 .. 3 ], [ (12 * 30 * 26) x 4 ],
 	'each instance returned 9,360 IDs');
 is($load_dups, 0, 'zero duplicates across the four instances and the IDs before');
 is($wrong_dc, 0, 'each ID names the datacenter of its instance\'s server');
+$r = post($a1, '/api/snowflake/v1/decode/', { namespace => 1, id => $b_id });
+is_deeply([ @{ $r->{json}{data}{fields} // {} }{ 'datacenter', 'worker' }, $r->{json}{data}{datacenter_id} ],
+	[ 2, 2, 2 ], 'decoded anywhere, an ID of the second server shows its datacenter 2, worker 2');
 
 my $metrics = get($a1, '/metrics')->{body} // '';
 like($metrics, qr/^idgen_service_ids_served_total\{namespace="1"\} [1-9][0-9]*$/m,
