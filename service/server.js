@@ -1,0 +1,348 @@
+'use strict';
+// idgen's HTTP ID service: namespaces served from named generators.
+//
+// The service holds no ID state of its own.  Every ID it returns was issued
+// by PostgreSQL (idgen_next_batch), either just now or ahead of time into a
+// bounded per-namespace buffer; when the buffer is empty and the database
+// cannot be reached, the answer is 503, never an ID made up here.  So any
+// number of instances against one server, or against servers with distinct
+// idgen.node_id, never hand out the same ID, and none needs an id of its own.
+
+const fastify = require('fastify');
+const { Pool } = require('pg');
+const { IdBuffer } = require('./buffer');
+const { load } = require('./config');
+
+const TWO_53 = 2n ** 53n;
+const ID_RE = /^-?[0-9]{1,20}$/;
+
+// An error answered to the client: HTTP status, and a message that says why.
+class HttpError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+function build(config) {
+  const app = fastify({
+    logger: { level: config.log_level },
+    disableRequestLogging: !config.log_requests,
+    bodyLimit: 64 * 1024,
+  });
+  const log = app.log;
+
+  const pool = new Pool({
+    ...config.database,
+    max: config.pool_size,
+    connectionTimeoutMillis: config.connect_timeout_ms,
+    query_timeout: config.query_timeout_ms,
+    application_name: 'idgen-service',
+  });
+  // A server that stops or restarts ends idle connections: the pool reports
+  // it here (and drops them) instead of crashing the process.
+  pool.on('error', (e) => log.warn({ err: e.message }, 'database connection lost'));
+
+  const metrics = {
+    requests: new Map(),      // "route status" -> count
+    served: new Map(),        // namespace -> IDs served
+    dbCalls: 0,
+    dbErrors: 0,
+    dbSeconds: 0,
+  };
+
+  async function query(text, values) {
+    const t0 = process.hrtime.bigint();
+    try {
+      return await pool.query(text, values);
+    } catch (e) {
+      metrics.dbErrors++;
+      throw e;
+    } finally {
+      metrics.dbCalls++;
+      metrics.dbSeconds += Number(process.hrtime.bigint() - t0) / 1e9;
+    }
+  }
+
+  // One namespace: its generator, its buffer.
+  const namespaces = new Map();
+  for (const [id, ns] of config.namespaces) {
+    const fetchChunk = async (n) => {
+      // All IDs of one batch carry the same node fields: decode the first.
+      const r = await query(
+        'SELECT ids::text[] AS ids, idgen_decode($1, ids[1]) AS fields '
+        + 'FROM idgen_next_batch($1, $2) AS ids', [ns.generator, n]);
+      const fields = r.rows[0].fields || {};
+      const dc = fields[ns.datacenter_field];
+      return { ids: r.rows[0].ids, datacenter: Number.isInteger(dc) ? dc : null };
+    };
+    namespaces.set(id, {
+      id,
+      generator: ns.generator,
+      datacenterField: ns.datacenter_field,
+      fetchChunk,
+      buffer: new IdBuffer(fetchChunk, {
+        size: config.buffer.size,
+        refillBelow: config.buffer.refill_below,
+        chunk: config.buffer.chunk,
+        onState: (e) => (e
+          ? log.warn({ namespace: id, generator: ns.generator, err: e.message },
+            'cannot refill the buffer: serving prefetched IDs while they last, retrying')
+          : log.info({ namespace: id, generator: ns.generator }, 'refilling the buffer again')),
+      }),
+    });
+    metrics.served.set(id, 0);
+  }
+
+  function namespaceOf(body) {
+    const ns = namespaces.get(body.namespace);
+    if (!ns)
+      throw new HttpError(404, `unknown namespace ${body.namespace}: this service serves namespaces `
+        + [...namespaces.keys()].join(', '));
+    return ns;
+  }
+
+  // Why the database gave no IDs, for the client: the server's own message
+  // when it answered (a missing generator, a missing grant), else that it
+  // could not be reached.
+  function unavailable(ns, err) {
+    const answered = err && err.code && /^[0-9A-Z]{5}$/.test(err.code)
+      && !/^(08|57P0)/.test(err.code);    // not a lost connection or a shutdown
+    const why = answered
+      ? `the database refused: ${err.message}`
+      : `the database is unreachable${err ? ` (${err.message})` : ''}`;
+    return new HttpError(503, `no IDs available for namespace ${ns.id} (generator ${ns.generator}): `
+      + `no prefetched IDs are left and ${why}; no ID is ever made up without the database, retry later`);
+  }
+
+  // IDs as JSON strings, or as numbers where asked and where every one fits.
+  function encodeIds(ids, format) {
+    if (format !== 'number')
+      return ids;
+    if (ids.some((s) => BigInt(s) >= TWO_53 || BigInt(s) <= -TWO_53))
+      throw new HttpError(422, 'this namespace\'s IDs do not fit a JSON number exactly (they reach 2^53 or more); '
+        + 'ask for strings (leave out "id_format")');
+    return ids.map(Number);
+  }
+
+  async function takeIds(ns, n) {
+    let got = null;
+    let err = null;
+    if (n <= config.buffer.size) {
+      got = await ns.buffer.takeWaiting(n);
+      err = ns.buffer.lastError;
+    }
+    if (!got && !err) {
+      // larger than the buffer, or other requests keep draining it while the
+      // database answers: straight from the database
+      try {
+        got = await ns.fetchChunk(n);
+      } catch (e) {
+        err = e;
+      }
+      ns.buffer.maybeRefill();
+    }
+    if (!got)
+      throw unavailable(ns, err);
+    metrics.served.set(ns.id, metrics.served.get(ns.id) + got.ids.length);
+    return got;
+  }
+
+  const namespaceSchema = { type: 'integer', minimum: 0, maximum: 9999999999 };
+  const formatSchema = { type: 'string', enum: ['string', 'number'] };
+
+  app.setErrorHandler((err, req, reply) => {
+    let status = err.status || err.statusCode || 500;
+    let message = err.message;
+    if (err.validation)
+      status = 400;
+    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError)
+      message = `the request body is not valid JSON: ${err.message}`;
+    if (status >= 500 && !(err instanceof HttpError)) {
+      log.error({ err }, 'request failed');
+      message = 'internal error';
+    }
+    if (status === 503)
+      log.warn({ url: req.url, why: message }, 'no IDs served');
+    reply.code(status).send({ message, code: status, data: null });
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({ message: `no such endpoint: ${req.method} ${req.url}`, code: 404, data: null });
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    const key = `${req.routeOptions.url || 'unknown'} ${reply.statusCode}`;
+    metrics.requests.set(key, (metrics.requests.get(key) || 0) + 1);
+  });
+
+  app.post('/api/snowflake/v1/gen/', {
+    schema: {
+      body: {
+        type: 'object', required: ['namespace'],
+        properties: { namespace: namespaceSchema, id_format: formatSchema },
+      },
+    },
+  }, async (req) => {
+    const ns = namespaceOf(req.body);
+    const got = await takeIds(ns, 1);
+    const [id] = encodeIds(got.ids, req.body.id_format);
+    return { message: 'success', code: 0, data: { snowflake_id: id, datacenter_id: got.datacenter } };
+  });
+
+  app.post('/api/snowflake/v1/gen/batch/', {
+    schema: {
+      body: {
+        type: 'object', required: ['namespace', 'count'],
+        properties: {
+          namespace: namespaceSchema,
+          count: { type: 'integer', minimum: 1, maximum: config.max_batch },
+          id_format: formatSchema,
+        },
+      },
+    },
+  }, async (req) => {
+    const ns = namespaceOf(req.body);
+    const got = await takeIds(ns, req.body.count);
+    const ids = encodeIds(got.ids, req.body.id_format);
+    return { message: 'success', code: 0, data: { snowflake_ids: ids, datacenter_id: got.datacenter } };
+  });
+
+  app.post('/api/snowflake/v1/decode/', {
+    schema: {
+      body: {
+        type: 'object', required: ['namespace', 'id'],
+        properties: { namespace: namespaceSchema, id: {} },
+      },
+    },
+  }, async (req) => {
+    const ns = namespaceOf(req.body);
+    if (typeof req.body.id !== 'string' && typeof req.body.id !== 'number')
+      throw new HttpError(400, '"id" must be a 64-bit integer, as a string of digits');
+    const id = String(req.body.id);
+    if (!ID_RE.test(id) || BigInt(id) > 2n ** 63n - 1n || BigInt(id) < -(2n ** 63n))
+      throw new HttpError(400, `"id" must be a 64-bit integer, as a string of digits: ${JSON.stringify(req.body.id)}`);
+    if (typeof req.body.id === 'number' && !Number.isSafeInteger(req.body.id))
+      throw new HttpError(400, '"id" is a JSON number beyond 2^53 and may have lost digits; send it as a string');
+    let r;
+    try {
+      r = await query('SELECT idgen_decode($1, $2::bigint) AS fields', [ns.generator, id]);
+    } catch (e) {
+      if (e.code && /^22/.test(e.code))
+        throw new HttpError(400, `cannot decode ${id} with generator ${ns.generator}: ${e.message}`);
+      throw unavailable(ns, e);
+    }
+    const fields = r.rows[0].fields;
+    const dc = fields[ns.datacenterField];
+    return {
+      message: 'success', code: 0,
+      data: { snowflake_id: id, datacenter_id: Number.isInteger(dc) ? dc : null, fields },
+    };
+  });
+
+  app.get('/health', async () => ({ status: 'ok' }));
+
+  // Ready: the database answers, its idgen keeper is ready, and every
+  // configured generator exists there and is active (not dropped, not
+  // refused after a node id change).
+  app.get('/ready', async (req, reply) => {
+    const names = [...namespaces.values()].map((ns) => ns.generator);
+    let problems = [];
+    try {
+      const r = await query(
+        'SELECT (SELECT keeper_state FROM idgen_status()) AS keeper, '
+        + '(SELECT json_object_agg(name, json_build_object(\'state\', state, \'message\', message)) '
+        + 'FROM idgen_generators WHERE name = ANY($1::text[])) AS found', [names]);
+      if (r.rows[0].keeper !== 'ready')
+        problems.push(`the idgen keeper is ${r.rows[0].keeper}, not ready`);
+      const found = r.rows[0].found || {};
+      for (const ns of namespaces.values()) {
+        const g = found[ns.generator];
+        if (!g)
+          problems.push(`namespace ${ns.id}: generator ${ns.generator} does not exist (create it with idgen_create_generator)`);
+        else if (g.state !== 'active')
+          problems.push(`namespace ${ns.id}: generator ${ns.generator} is ${g.state}${g.message ? `: ${g.message}` : ''}`);
+      }
+    } catch (e) {
+      problems = [`the database is unreachable: ${e.message}`];
+    }
+    const buffered = Object.fromEntries([...namespaces.values()].map((ns) => [ns.id, ns.buffer.available]));
+    if (problems.length)
+      return reply.code(503).send({ status: 'not ready', problems, buffered });
+    return { status: 'ready', buffered };
+  });
+
+  app.get('/metrics', async (req, reply) => {
+    const lines = [];
+    lines.push('# HELP idgen_service_requests_total HTTP requests by route and status.');
+    lines.push('# TYPE idgen_service_requests_total counter');
+    for (const [key, n] of metrics.requests) {
+      const [route, status] = key.split(' ');
+      lines.push(`idgen_service_requests_total{route="${route}",status="${status}"} ${n}`);
+    }
+    lines.push('# HELP idgen_service_ids_served_total IDs returned to clients, by namespace.');
+    lines.push('# TYPE idgen_service_ids_served_total counter');
+    for (const [id, n] of metrics.served)
+      lines.push(`idgen_service_ids_served_total{namespace="${id}"} ${n}`);
+    lines.push('# HELP idgen_service_buffer_ids Prefetched IDs held, by namespace.');
+    lines.push('# TYPE idgen_service_buffer_ids gauge');
+    for (const ns of namespaces.values())
+      lines.push(`idgen_service_buffer_ids{namespace="${ns.id}"} ${ns.buffer.available}`);
+    lines.push('# HELP idgen_service_db_seconds Database round trips: time spent.');
+    lines.push('# TYPE idgen_service_db_seconds summary');
+    lines.push(`idgen_service_db_seconds_sum ${metrics.dbSeconds}`);
+    lines.push(`idgen_service_db_seconds_count ${metrics.dbCalls}`);
+    lines.push('# HELP idgen_service_db_errors_total Database round trips that failed.');
+    lines.push('# TYPE idgen_service_db_errors_total counter');
+    lines.push(`idgen_service_db_errors_total ${metrics.dbErrors}`);
+    reply.type('text/plain; version=0.0.4').send(lines.join('\n') + '\n');
+  });
+
+  app.addHook('onClose', async () => {
+    for (const ns of namespaces.values())
+      ns.buffer.close();
+    await pool.end();
+  });
+
+  // fill every buffer at start (failures retry in the background)
+  app.fillBuffers = () => {
+    for (const ns of namespaces.values())
+      ns.buffer.refill();
+  };
+  return app;
+}
+
+async function main() {
+  let config;
+  try {
+    config = load();
+  } catch (e) {
+    if (!e.configError)
+      throw e;
+    process.stderr.write(`idgen-service: ${e.message}\n`);
+    process.exit(2);
+  }
+  const app = build(config);
+  let closing = false;
+  const shutdown = (signal) => {
+    if (closing)
+      return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing requests; prefetched IDs are dropped, never reused');
+    app.close().then(() => process.exit(0), (e) => {
+      app.log.error({ err: e }, 'shutdown failed');
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  await app.listen({ host: config.listen.host, port: config.listen.port });
+  app.fillBuffers();
+}
+
+if (require.main === module)
+  main().catch((e) => {
+    process.stderr.write(`idgen-service: ${e.stack || e}\n`);
+    process.exit(1);
+  });
+
+module.exports = { build };

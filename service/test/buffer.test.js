@@ -1,0 +1,93 @@
+'use strict';
+// The prefetch buffer on its own, with a fake database: node test/buffer.test.js
+// Prints one "ok - ..." line per check; exits 1 at the first failure.
+const assert = require('assert');
+const { IdBuffer } = require('../buffer');
+
+let next = 1n;
+let datacenter = 1;
+let down = false;
+let fetches = 0;
+async function fetchChunk(n) {
+  fetches++;
+  if (down)
+    throw new Error('connect ECONNREFUSED');
+  const ids = [];
+  for (let i = 0; i < n; i++)
+    ids.push(String(next++));
+  return { ids, datacenter };
+}
+const issued = () => Number(next - 1n);
+function check(what, fn) {
+  fn();
+  console.log(`ok - ${what}`);
+}
+
+(async () => {
+  const b = new IdBuffer(fetchChunk, { size: 10, refillBelow: 5, chunk: 4, retryMs: 5, maxRetryMs: 20 });
+  await b.refill(true);
+  check('a forced refill fills the buffer to its size, a chunk at a time', () => {
+    assert.strictEqual(b.available, 10);
+    assert.strictEqual(fetches, 3);
+  });
+
+  // the datacenter changes (the server restarted with another node id)
+  datacenter = 2;
+  const first = b.take(6);
+  await b.refilling;
+  check('a take below the mark refills', () => {
+    assert.deepStrictEqual(first.ids, ['1', '2', '3', '4', '5', '6']);
+    assert.strictEqual(b.available, 8);
+  });
+  check('a take never mixes datacenters', () => {
+    assert.strictEqual(b.take(8), null);
+    const t = b.take(4);
+    assert.strictEqual(t.datacenter, 1);
+    assert.deepStrictEqual(t.ids, ['7', '8', '9', '10']);
+  });
+
+  // a forced refill of a full buffer has nothing to fetch; the buffer must
+  // still refill afterwards (it once kept that finished refill for good)
+  await b.refilling;
+  await b.refill(true);
+  assert.strictEqual(b.available, 10);
+  await b.refill(true);
+  const before = fetches;
+  while (b.take(1))
+    ;
+  await b.refilling;
+  check('a refill that had nothing to fetch does not stop later refills', () => {
+    assert.ok(fetches > before);
+    assert.ok(b.available > 0);
+  });
+
+  // the database goes away
+  down = true;
+  const served = [];
+  let t;
+  while ((t = b.take(1)))
+    served.push(...t.ids);
+  const failed = await b.takeWaiting(1);
+  check('with the database down: only fetched IDs, then nothing, with the reason', () => {
+    assert.strictEqual(failed, null);
+    assert.match(b.lastError.message, /ECONNREFUSED/);
+    assert.ok(served.every((id) => BigInt(id) <= BigInt(issued())));
+    assert.strictEqual(b.available, 0);
+  });
+
+  down = false;
+  const back = await b.takeWaiting(3);
+  check('the database back: a request refills at once and gets IDs', () => {
+    assert.strictEqual(back.ids.length, 3);
+    assert.strictEqual(b.lastError, null);
+  });
+  b.close();
+
+  check('every ID was fetched once and handed out at most once', () => {
+    const all = [...first.ids, ...served, ...back.ids];
+    assert.strictEqual(new Set(all).size, all.length);
+  });
+})().catch((e) => {
+  console.log(`not ok - ${e.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,628 @@
+# The HTTP ID service (service/): its contract, replicas and fallback.
+#
+# Two servers with different node ids (65: datacenter 1 worker 1; 130:
+# datacenter 2 worker 2) hold the same named generators; two service
+# instances run against each.  Tested: the exact response of
+# POST /api/snowflake/v1/gen/ {"namespace": 1}, batches, decoding by field
+# name, IDs as strings unless numbers are asked for and fit 2^53, the error
+# answers, readiness, metrics; zero duplicates across all four instances
+# under concurrent load; and the fallback: with PostgreSQL stopped an
+# instance serves its prefetched IDs and then 503s, never anything else,
+# and serves again once the server is back; a restarted instance never
+# reuses an ID.  Properties only: no raw IDs, no timings.
+#
+# Needs node and npm, and npm's registry or an npm cache holding the
+# service's locked dependencies (IDGEN_NPM_CACHE, a directory kept between
+# runs).  Skipped with a message otherwise, unless IDGEN_NODE_REQUIRED is
+# set: then a missing tool or package is a failure.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use JSON::PP;
+use HTTP::Tiny;
+use File::Copy;
+use POSIX ':sys_wait_h';
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+# skip, or fail where the service must run
+sub cannot_run
+{
+	my ($why) = @_;
+	if ($ENV{IDGEN_NODE_REQUIRED})
+	{
+		fail($why);
+		done_testing();
+		exit;
+	}
+	plan skip_all => $why;
+}
+
+for my $tool ('node', 'npm')
+{
+	cannot_run("$tool is not installed (Debian packages nodejs, npm)")
+	  unless grep { -x "$_/$tool" } split /:/, $ENV{PATH};
+}
+
+# The service as a user deploys it: its files, then `npm ci` from the lock
+# file: from the cache alone if it holds everything, else from the registry.
+my $dir = PostgreSQL::Test::Utils::tempdir('service');
+my $app = "$dir/app";
+mkdir $app or die "mkdir $app: $!";
+my $src = "$FindBin::RealBin/../service";
+mkdir "$app/test" or die "mkdir $app/test: $!";
+for my $f ('server.js', 'buffer.js', 'config.js', 'package.json', 'package-lock.json',
+	'test/buffer.test.js')
+{
+	copy("$src/$f", "$app/$f") or die "copy $src/$f: $!";
+}
+my $cache = $ENV{IDGEN_NPM_CACHE} || "$dir/npm-cache";
+my ($npm_out, $npm_err) = ('', '');
+my $npm_ok;
+for my $mode ('--offline', '--prefer-offline')
+{
+	$npm_err = '';
+	$npm_ok = eval {
+		IPC::Run::run(
+			[ 'npm', 'ci', '--prefix', $app, '--no-audit', '--no-fund',
+			  '--no-update-notifier', $mode, '--cache', $cache ],
+			'>', \$npm_out, '2>', \$npm_err, IPC::Run::timeout(240));
+	};
+	last if $npm_ok && -d "$app/node_modules/fastify" && -d "$app/node_modules/pg";
+	note "npm ci $mode: " . ((split /\n/, $npm_err || $@ || 'failed')[0] // '');
+}
+cannot_run("npm could not install the service's dependencies (no registry, nothing cached?): "
+	  . ((grep { !/complete log of this run/ } split /\n/, $npm_err || $@ || 'unknown error')[0]
+		// 'unknown error'))
+  unless $npm_ok && -d "$app/node_modules/fastify" && -d "$app/node_modules/pg";
+
+# The prefetch buffer alone, against a fake database
+{
+	my ($bout, $berr) = ('', '');
+	my $bran = eval {
+		IPC::Run::run([ 'node', "$app/test/buffer.test.js" ], '>', \$bout, '2>', \$berr,
+			IPC::Run::timeout(60));
+	};
+	my @lines = split /\n/, $bout;
+	ok($bran && @lines == 7 && !(grep { !/^ok - / } @lines), 'the buffer\'s own checks pass')
+	  or diag "stdout: $bout\nstderr: $berr";
+	note $_ for @lines;
+}
+
+# A configuration that cannot work stops the service at start, saying why
+{
+	my ($cout, $cerr) = ('', '');
+	append_to_file("$dir/bad.json", '{"namespaces": {"one": "legacy"}}');
+	IPC::Run::run([ 'node', "$app/server.js", "$dir/bad.json" ], '>', \$cout, '2>', \$cerr,
+		IPC::Run::timeout(60));
+	is($? >> 8, 2, 'a bad configuration: exit status 2');
+	like($cerr, qr/^idgen-service: namespace "one" is not a non-negative integer$/m, 'saying what is wrong');
+}
+
+# Every process started here, by PID, so that none outlives the test.
+my %running;    # pid => name
+
+sub stop_service
+{
+	my ($svc) = @_;
+	return unless $svc->{pid} && $running{ $svc->{pid} };
+	kill 'TERM', $svc->{pid};
+	my $deadline = time + 30;
+	while (waitpid($svc->{pid}, WNOHANG) == 0)
+	{
+		if (time > $deadline)
+		{
+			kill 'KILL', $svc->{pid};
+			waitpid($svc->{pid}, 0);
+			last;
+		}
+		select(undef, undef, undef, 0.05);
+	}
+	$svc->{status} = $?;
+	delete $running{ $svc->{pid} };
+	$svc->{pid} = undef;
+}
+
+END
+{
+	for my $pid (keys %running)
+	{
+		kill 'KILL', $pid;
+		waitpid($pid, 0);
+	}
+}
+
+my $http = HTTP::Tiny->new(timeout => 60, keep_alive => 0);
+
+sub url_of { my ($svc, $path) = @_; return "http://127.0.0.1:$svc->{port}$path"; }
+
+# POST a body (a Perl structure, or raw text) to a service; the answer as
+# { status, body (raw), json (decoded or undef) }.
+sub post
+{
+	my ($svc, $path, $body) = @_;
+	my $r = $http->post(url_of($svc, $path),
+		{ headers => { 'content-type' => 'application/json' },
+		  content => ref $body ? encode_json($body) : $body });
+	return { status => $r->{status}, body => $r->{content},
+		json => eval { decode_json($r->{content}) } };
+}
+
+sub get
+{
+	my ($svc, $path) = @_;
+	my $r = $http->get(url_of($svc, $path));
+	return { status => $r->{status}, body => $r->{content},
+		json => eval { decode_json($r->{content}) } };
+}
+
+# Start a service instance for $node on a free loopback port.
+sub start_service
+{
+	my ($name, $node, %conf) = @_;
+	my $user = delete $conf{user} // scalar getpwuid($<);
+	my $env = delete $conf{env} // {};
+	my $svc = { name => $name, port => PostgreSQL::Test::Cluster::get_free_port(),
+		log => "$PostgreSQL::Test::Utils::log_path/080_service_$name.log",
+		conf => "$dir/$name.json", env => $env };
+	my %config = (
+		listen => { host => '127.0.0.1', port => $svc->{port} },
+		database => { host => $node->host, port => $node->port,
+			database => 'postgres', user => $user },
+		namespaces => { 1 => 'legacy', 3 => 'small' },
+		%conf);
+	open my $fh, '>', $svc->{conf} or die "write $svc->{conf}: $!";
+	print $fh encode_json(\%config);
+	close $fh;
+	$svc->{port} = $env->{IDGEN_SERVICE_PORT} if $env->{IDGEN_SERVICE_PORT};
+	return launch($svc);
+}
+
+sub launch
+{
+	my ($svc) = @_;
+	my $pid = fork();
+	die "fork: $!" unless defined $pid;
+	if ($pid == 0)
+	{
+		open STDOUT, '>>', $svc->{log} or die "open $svc->{log}: $!";
+		open STDERR, '>&', \*STDOUT or die "dup: $!";
+		$ENV{$_} = $svc->{env}{$_} for keys %{ $svc->{env} // {} };
+		exec 'node', "$app/server.js", $svc->{conf} or die "exec node: $!";
+	}
+	$svc->{pid} = $pid;
+	$running{$pid} = $svc->{name};
+	wait_until(sub { ($http->get(url_of($svc, '/health'))->{status} // 0) == 200 })
+	  or die "service $svc->{name} did not start:\n" . slurp_file($svc->{log});
+	return $svc;
+}
+
+# The buffer level a service reports for a namespace
+sub buffered
+{
+	my ($svc, $ns) = @_;
+	my $m = get($svc, '/metrics')->{body} // '';
+	return $m =~ /^idgen_service_buffer_ids\{namespace="$ns"\} (\d+)$/m ? $1 : -1;
+}
+
+# Two servers, two node ids, the same generators
+my %dc_of = (a => 1, b => 2);
+my %nodes;
+my $small_epoch;
+for my $n ('a', 'b')
+{
+	my $node = PostgreSQL::Test::Cluster->new("service_$n");
+	$node->init;
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'idgen'\nidgen.node_id = "
+		  . ($dc_of{$n} * 64 + $dc_of{$n}) . "\n");
+	$node->start;
+	wait_for_keeper($node);
+	# a 53-bit layout (its IDs fit a JavaScript number) counting from
+	# yesterday, so that its 2^38 ms last for years after any run
+	$small_epoch //= $node->safe_psql('postgres',
+		"SELECT date_trunc('day', now() - interval '1 day')::text");
+	$node->safe_psql('postgres', qq{
+		SELECT idgen_create_generator('legacy',
+			layout => 'time:42 datacenter:3 worker:6 seq:12',
+			epoch => '2020-08-02 18:33:54.706+00', unit => '1 ms');
+		SELECT idgen_create_generator('small',
+			layout => 'time:38 datacenter:3 worker:6 seq:6',
+			epoch => '$small_epoch', unit => '1 ms');
+		CREATE ROLE svc LOGIN;
+		SELECT idgen_grant_generator('legacy', 'svc');
+		SELECT idgen_grant_generator('small', 'svc');
+	});
+	$nodes{$n} = $node;
+}
+
+my %seen;    # every ID any instance returned
+my $dups = 0;
+sub saw { for (@_) { $dups++ if $seen{$_}++; } }
+
+my $a1 = start_service('a1', $nodes{a}, max_batch => 500);
+my $a2 = start_service('a2', $nodes{a});
+# the second server's instances connect as an ordinary role, granted the generators
+my $b1 = start_service('b1', $nodes{b}, user => 'svc');
+my $b2 = start_service('b2', $nodes{b}, user => 'svc');
+
+ok(wait_until(sub { get($a1, '/ready')->{status} == 200 }), 'an instance is ready once its database is');
+is(get($a1, '/health')->{status}, 200, '/health answers');
+
+# --- the contract
+my $r = post($a1, '/api/snowflake/v1/gen/', { namespace => 1 });
+is($r->{status}, 200, 'POST /api/snowflake/v1/gen/ {"namespace": 1} answers 200');
+is_deeply([ sort keys %{ $r->{json} // {} } ], [ 'code', 'data', 'message' ],
+	'the answer has message, code and data');
+is_deeply([ $r->{json}{message}, $r->{json}{code} ], [ 'success', 0 ], 'message "success", code 0');
+is_deeply([ sort keys %{ $r->{json}{data} // {} } ], [ 'datacenter_id', 'snowflake_id' ],
+	'data has snowflake_id and datacenter_id');
+like($r->{body}, qr/"snowflake_id":"[1-9][0-9]*"/, 'the ID is a JSON string of digits');
+is($r->{json}{data}{datacenter_id}, 1, 'datacenter_id is the server\'s datacenter');
+my $id = $r->{json}{data}{snowflake_id};
+saw($id);
+
+$r = post($a1, '/api/snowflake/v1/decode/', { namespace => 1, id => $id });
+is($r->{status}, 200, 'decode answers 200');
+is_deeply([ sort keys %{ $r->{json}{data}{fields} // {} } ],
+	[ 'datacenter', 'seq', 'time', 'worker' ], 'decode names every field of the layout');
+is_deeply([ $r->{json}{data}{fields}{datacenter}, $r->{json}{data}{fields}{worker},
+	$r->{json}{data}{datacenter_id}, $r->{json}{data}{snowflake_id} ],
+	[ 1, 1, 1, $id ], 'the decoded datacenter and worker are the server\'s node id');
+is_deeply($r->{json}{data}{fields},
+	decode_json($nodes{a}->safe_psql('postgres', "SELECT idgen_decode('legacy', $id)")),
+	'the fields are what idgen_decode() says');
+
+$r = post($a1, '/api/snowflake/v1/gen/batch/', { namespace => 1, count => 500 });
+is($r->{status}, 200, 'a batch of 500 answers 200');
+my @batch = @{ $r->{json}{data}{snowflake_ids} // [] };
+is(scalar @batch, 500, 'with 500 IDs');
+ok(!(grep { !/^[1-9][0-9]*$/ } @batch) && $r->{body} !~ /[\[,][0-9]/,
+	'all JSON strings of digits');
+ok(!(grep { $batch[ $_ - 1 ] >= $batch[$_] } 1 .. $#batch) && $batch[0] > $id,
+	'strictly increasing, after the single ID');
+is($r->{json}{data}{datacenter_id}, 1, 'the batch names its datacenter');
+saw(@batch);
+
+# IDs as numbers: only when asked, and only where they fit 2^53
+$r = post($a1, '/api/snowflake/v1/gen/', { namespace => 3 });
+like($r->{body}, qr/"snowflake_id":"[0-9]+"/, 'a 53-bit namespace gives strings by default');
+saw($r->{json}{data}{snowflake_id});
+$r = post($a1, '/api/snowflake/v1/gen/', { namespace => 3, id_format => 'number' });
+like($r->{body}, qr/"snowflake_id":[0-9]+[,}]/, 'and a JSON number when asked');
+ok($r->{json}{data}{snowflake_id} < 2**53, 'below 2^53');
+saw($r->{json}{data}{snowflake_id});
+$r = post($a1, '/api/snowflake/v1/gen/batch/', { namespace => 3, count => 100, id_format => 'number' });
+ok($r->{status} == 200 && $r->{body} =~ /"snowflake_ids":\[[0-9]+(,[0-9]+){99}\]/,
+	'a batch as 100 JSON numbers');
+saw(@{ $r->{json}{data}{snowflake_ids} });
+$r = post($a1, '/api/snowflake/v1/gen/', { namespace => 1, id_format => 'number' });
+is($r->{status}, 422, 'numbers for a namespace whose IDs pass 2^53: 422');
+like($r->{json}{message} // '', qr/2\^53.*strings/, 'saying they do not fit and to ask for strings');
+
+# --- errors
+$r = post($a1, '/api/snowflake/v1/gen/', { namespace => 7 });
+is($r->{status}, 404, 'an unknown namespace: 404');
+like($r->{json}{message} // '', qr/^unknown namespace 7: this service serves namespaces 1, 3$/,
+	'naming it and the namespaces served');
+is($r->{json}{code}, 404, 'with the status as code');
+$r = post($a1, '/api/snowflake/v1/gen/', '{"namespace": 1');
+is($r->{status}, 400, 'a body that is not JSON: 400');
+like($r->{json}{message} // '', qr/not valid JSON/, 'saying so');
+$r = post($a1, '/api/snowflake/v1/gen/', {});
+ok($r->{status} == 400 && ($r->{json}{message} // '') =~ /namespace/,
+	'no namespace: 400 naming it');
+$r = post($a1, '/api/snowflake/v1/gen/batch/', { namespace => 1, count => 501 });
+ok($r->{status} == 400 && ($r->{json}{message} // '') =~ /count/,
+	'a batch beyond max_batch: 400 naming count');
+$r = post($a1, '/api/snowflake/v1/gen/batch/', { namespace => 1, count => 0 });
+is($r->{status}, 400, 'a batch of 0: 400');
+$r = post($a1, '/api/snowflake/v1/decode/', { namespace => 1, id => 'abc' });
+ok($r->{status} == 400 && ($r->{json}{message} // '') =~ /64-bit integer/,
+	'decoding what is not an ID: 400');
+$r = post($a1, '/api/snowflake/v1/decode/', { namespace => 1, id => 107209837483659272 });
+ok($r->{status} == 400 && ($r->{json}{message} // '') =~ /as a string/,
+	'an ID sent as a JSON number beyond 2^53: 400, asking for a string');
+
+# --- four instances, two servers, concurrent load: no duplicates
+my $load_js = "$dir/load.js";
+append_to_file($load_js, <<'EOF');
+'use strict';
+// usage: load.js OUT PORT... ; 12 clients per instance, 60 requests each,
+// singles and batches of 25 in turn; writes "instance datacenter id" lines
+const http = require('http');
+const fs = require('fs');
+const [out, ...ports] = process.argv.slice(2);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+function post(port, path, body) {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => { text += c; });
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+async function client(i, port, lines, stats) {
+  for (let k = 0; k < 60; k++) {
+    const batch = k % 2 === 1;
+    const r = await post(port, batch ? '/api/snowflake/v1/gen/batch/' : '/api/snowflake/v1/gen/',
+      batch ? { namespace: 1, count: 25 } : { namespace: 1 });
+    stats.requests++;
+    if (r.status !== 200) { stats.failed++; stats.last = r.text; continue; }
+    const d = JSON.parse(r.text).data;
+    for (const id of batch ? d.snowflake_ids : [d.snowflake_id])
+      lines.push(`${i} ${d.datacenter_id} ${id}`);
+  }
+}
+(async () => {
+  const lines = [];
+  const stats = { requests: 0, failed: 0 };
+  const all = [];
+  ports.forEach((port, i) => { for (let c = 0; c < 12; c++) all.push(client(i, port, lines, stats)); });
+  await Promise.all(all);
+  fs.writeFileSync(out, lines.join('\n') + '\n');
+  console.log(JSON.stringify(stats));
+  agent.destroy();
+})().catch((e) => { console.error(e.stack || e); process.exit(1); });
+EOF
+
+my ($out, $err) = ('', '');
+my $ran = eval {
+	IPC::Run::run([ 'node', $load_js, "$dir/load.out", map { $_->{port} } $a1, $a2, $b1, $b2 ],
+		'>', \$out, '2>', \$err, IPC::Run::timeout(300));
+};
+ok($ran, 'the load ran: 48 concurrent clients over four instances') or diag "stdout: $out\nstderr: $err";
+my $stats = eval { decode_json((split /\n/, $out)[-1]) } // {};
+is_deeply([ $stats->{requests}, $stats->{failed} ], [ 2880, 0 ], 'all 2,880 requests answered 200')
+  or diag $stats->{last} // '';
+my (%per_instance, $wrong_dc, $load_dups, $b_id);
+($wrong_dc, $load_dups) = (0, 0);
+for (split /\n/, slurp_file("$dir/load.out"))
+{
+	my ($i, $dc, $lid) = split / /;
+	$b_id //= $lid if $i == 3;
+	$per_instance{$i}++;
+	$wrong_dc++ if $dc != ($i < 2 ? 1 : 2);
+	$load_dups++ if $seen{$lid}++;
+}
+is_deeply([ map { $per_instance{$_} // 0 } 0 .. 3 ], [ (12 * 30 * 26) x 4 ],
+	'each instance returned 9,360 IDs');
+is($load_dups, 0, 'zero duplicates across the four instances and the IDs before');
+is($wrong_dc, 0, 'each ID names the datacenter of its instance\'s server');
+$r = post($a1, '/api/snowflake/v1/decode/', { namespace => 1, id => $b_id });
+is_deeply([ @{ $r->{json}{data}{fields} // {} }{ 'datacenter', 'worker' }, $r->{json}{data}{datacenter_id} ],
+	[ 2, 2, 2 ], 'decoded anywhere, an ID of the second server shows its datacenter 2, worker 2');
+
+my $metrics = get($a1, '/metrics')->{body} // '';
+like($metrics, qr/^idgen_service_ids_served_total\{namespace="1"\} [1-9][0-9]*$/m,
+	'metrics count the IDs served');
+like($metrics, qr/^idgen_service_requests_total\{route="\/api\/snowflake\/v1\/gen\/",status="200"\} [1-9]/m,
+	'and the requests by route and status');
+like($metrics, qr/^idgen_service_db_seconds_count [1-9]/m, 'and the database round trips');
+
+# --- the fallback: only the prefetched IDs, then 503, never anything else
+stop_service($_) for $a2, $b2;
+my $c = start_service('c', $nodes{a}, max_batch => 1000,
+	buffer => { size => 300, refill_below => 150, chunk => 100 });
+ok(wait_until(sub { buffered($c, 1) == 300 }), 'an instance prefetches its buffer (300 IDs)');
+$nodes{a}->stop('fast');
+is(get($c, '/health')->{status}, 200, 'with PostgreSQL stopped, /health still answers');
+$r = get($c, '/ready');
+ok($r->{status} == 503 && ($r->{json}{problems}[0] // '') =~ /unreachable/,
+	'/ready says 503: the database is unreachable');
+
+my ($served, $after, $other, @fallback) = (0, 0, 0);
+for my $k (1 .. 320)
+{
+	$r = post($c, '/api/snowflake/v1/gen/', { namespace => 1 });
+	if ($r->{status} == 200 && !$after && ($r->{json}{data}{snowflake_id} // '') =~ /^[1-9][0-9]*$/)
+	{
+		$served++;
+		push @fallback, $r->{json}{data}{snowflake_id};
+	}
+	elsif ($r->{status} == 503
+		&& ($r->{json}{message} // '') =~ /^no IDs available for namespace 1 .*unreachable.*no ID is ever made up/)
+	{
+		$after++;
+	}
+	else
+	{
+		$other++;
+		diag "unexpected answer $r->{status}: $r->{body}";
+	}
+	last if $after >= 5;
+}
+is($served, 300, 'the database down: the instance served its 300 prefetched IDs');
+is($after, 5, 'and then 503 saying why, every time');
+is($other, 0, 'and never anything else');
+my $fallback_dups = 0;
+for (@fallback) { $fallback_dups++ if $seen{$_}++; }
+is($fallback_dups, 0, 'the prefetched IDs are unique against every ID issued before');
+
+# recovery
+$nodes{a}->start;
+ok(wait_until(sub { get($c, '/ready')->{status} == 200 }), 'PostgreSQL back: /ready is 200 again');
+my @recovered;
+for (1 .. 20)
+{
+	$r = post($c, '/api/snowflake/v1/gen/', { namespace => 1 });
+	push @recovered, $r->{json}{data}{snowflake_id} if $r->{status} == 200;
+}
+is(scalar @recovered, 20, 'and the instance serves IDs again');
+my $recovered_dups = 0;
+for (@recovered) { $recovered_dups++ if $seen{$_}++; }
+is($recovered_dups, 0, 'unique against every ID before the outage');
+
+# Stopped mid-load: 8 clients keep asking while PostgreSQL stops and comes
+# back.  Every answer is an ID or a 503 saying why, the clients see the 503s
+# and then IDs again, and no ID repeats.
+my $outage_js = "$dir/outage.js";
+append_to_file($outage_js, <<'EOF');
+'use strict';
+// usage: outage.js OUT PORT BACKFILE; 8 clients ask for single IDs until
+// BACKFILE exists, then until 20 more IDs each; writes "client status
+// id-or-message", and "client back" when the client saw BACKFILE
+const http = require('http');
+const fs = require('fs');
+const [out, port, backFile] = process.argv.slice(2);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+function post(body) {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = http.request({ host: '127.0.0.1', port, path: '/api/snowflake/v1/gen/', method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => { text += c; });
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+async function client(i, lines) {
+  let more = -1;
+  const deadline = Date.now() + 150000;    // a safety net, not an assertion
+  while (more !== 0 && Date.now() < deadline) {
+    const r = await post({ namespace: 1 });
+    let body = null;
+    try { body = JSON.parse(r.text); } catch (e) { /* reported below */ }
+    if (r.status === 200 && body && body.data)
+      lines.push(`${i} 200 ${body.data.snowflake_id}`);
+    else
+      lines.push(`${i} ${r.status} ${body ? body.message : r.text}`.replace(/\n/g, ' '));
+    if (r.status !== 200)
+      await sleep(20);
+    if (more > 0 && r.status === 200)
+      more--;
+    else if (more < 0 && fs.existsSync(backFile)) {
+      more = 20;
+      lines.push(`${i} back`);
+    }
+  }
+}
+(async () => {
+  const lines = [];
+  await Promise.all([...Array(8).keys()].map((i) => client(i, lines)));
+  fs.writeFileSync(out, lines.join('\n') + '\n');
+  agent.destroy();
+})().catch((e) => { console.error(e.stack || e); process.exit(1); });
+EOF
+
+sub requests_with_status
+{
+	my ($svc, $status) = @_;
+	my $m = get($svc, '/metrics')->{body} // '';
+	return $m =~ /^idgen_service_requests_total\{route="\/api\/snowflake\/v1\/gen\/",status="$status"\} (\d+)$/m
+	  ? $1 : 0;
+}
+my ($ok_before, $busy_before) = (requests_with_status($c, 200), requests_with_status($c, 503));
+my $outage = { log => "$PostgreSQL::Test::Utils::log_path/080_service_outage.log" };
+{
+	my $pid = fork();
+	die "fork: $!" unless defined $pid;
+	if ($pid == 0)
+	{
+		open STDOUT, '>>', $outage->{log} or die "open $outage->{log}: $!";
+		open STDERR, '>&', \*STDOUT or die "dup: $!";
+		exec 'node', $outage_js, "$dir/outage.out", $c->{port}, "$dir/back" or die "exec node: $!";
+	}
+	$outage->{pid} = $pid;
+	$running{$pid} = 'outage.js';
+}
+ok(wait_until(sub { requests_with_status($c, 200) >= $ok_before + 500 }), 'under load');
+$nodes{a}->stop('fast');
+ok(wait_until(sub { requests_with_status($c, 503) >= $busy_before + 40 }),
+	'PostgreSQL stopped mid-load: the clients get 503s');
+$nodes{a}->start;
+ok(wait_until(sub { get($c, '/ready')->{status} == 200 }), 'PostgreSQL back: ready again');
+append_to_file("$dir/back", "back\n");
+my $outage_status;
+ok(wait_until(sub {
+	my $p = waitpid($outage->{pid}, WNOHANG);
+	$outage_status = $? if $p > 0;
+	return $p != 0; }), 'the clients finished');
+is($outage_status, 0, 'without an error') or diag slurp_file($outage->{log});
+delete $running{ $outage->{pid} };
+my (%by_status, $outage_dups, $bad_503, %tail);
+($outage_dups, $bad_503) = (0, 0);
+for (split /\n/, slurp_file("$dir/outage.out"))
+{
+	my ($client, $status, $rest) = split / /, $_, 3;
+	if ($status eq 'back')
+	{
+		$tail{$client} = 0;
+		next;
+	}
+	$by_status{$status}++;
+	$tail{$client}++ if defined $tail{$client} && $status == 200;
+	if ($status == 200)
+	{
+		$outage_dups++ if $rest !~ /^[1-9][0-9]*$/ || $seen{$rest}++;
+	}
+	elsif ($status == 503)
+	{
+		$bad_503++ unless $rest =~ /^no IDs available for namespace 1 .*no ID is ever made up/;
+	}
+}
+note "answers during the mid-load outage: " . join(', ', map { "$by_status{$_} x $_" } sort keys %by_status);
+is_deeply([ sort keys %by_status ], [ 200, 503 ], 'every answer was an ID or a 503');
+is($bad_503, 0, 'each 503 saying why');
+is($outage_dups, 0, 'no ID repeated, before, during or after the outage');
+is(scalar(grep { $_ == 20 } values %tail), 8, 'each client got IDs again once the server was back');
+
+# a restart drops the buffer and never reuses it
+my $left = buffered($c, 1);
+stop_service($c);
+is($c->{status}, 0, 'SIGTERM: the instance shuts down cleanly');
+like(slurp_file($c->{log}), qr/"msg":"shutting down: finishing requests; prefetched IDs are dropped, never reused"/,
+	'and logs it (structured)');
+launch($c);
+ok(wait_until(sub { get($c, '/ready')->{status} == 200 }), 'the restarted instance is ready');
+$r = post($c, '/api/snowflake/v1/gen/batch/', { namespace => 1, count => 400 });
+my @restarted = @{ $r->{json}{data}{snowflake_ids} // [] };
+is(scalar @restarted, 400, 'and serves a batch larger than its buffer');
+my $restart_dups = 0;
+for (@restarted) { $restart_dups++ if $seen{$_}++; }
+is($restart_dups, 0, "none of them an ID served before ($left prefetched IDs were dropped)");
+
+# a namespace whose generator does not exist: 503 saying so; never created
+# (and the environment over the file: the port); and one dropped
+$nodes{b}->safe_psql('postgres', q{
+	SELECT idgen_create_generator('gone', layout => 'time:42 datacenter:3 worker:6 seq:12',
+		epoch => '2024-01-01 00:00:00+00', unit => '1 ms');
+	SELECT idgen_drop_generator('gone', force => true);
+});
+my $d = start_service('d', $nodes{b}, namespaces => { 9 => 'nosuch', 10 => 'gone' },
+	env => { IDGEN_SERVICE_PORT => PostgreSQL::Test::Cluster::get_free_port() });
+is(get($d, '/health')->{status}, 200, 'IDGEN_SERVICE_PORT overrides the port of the file');
+$r = get($d, '/ready');
+ok($r->{status} == 503 && (join "\n", @{ $r->{json}{problems} // [] }) =~ /^namespace 9: generator nosuch does not exist/m,
+	'a configured generator that does not exist: /ready 503 naming it');
+like(join("\n", @{ $r->{json}{problems} // [] }), qr/^namespace 10: generator gone is dropped/m,
+	'and one that was dropped');
+$r = post($d, '/api/snowflake/v1/gen/', { namespace => 9 });
+ok($r->{status} == 503 && ($r->{json}{message} // '') =~ /nosuch.*does not exist/,
+	'and a request for it 503s with the database\'s reason');
+is($nodes{b}->safe_psql('postgres', "SELECT count(*) FROM idgen_generators WHERE name = 'nosuch'"),
+	'0', 'the service did not create it');
+
+is($dups, 0, 'no ID was returned twice in the whole test');
+
+stop_service($_) for $a1, $b1, $c, $d;
+is(scalar keys %running, 0, 'every service instance stopped');
+$_->stop for values %nodes;
+done_testing();
