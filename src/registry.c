@@ -1696,23 +1696,29 @@ typedef struct IdgenCounterPending
 {
 	int			slot;
 	uint64		need;			/* local values below this must be durable */
+	uint32		word;			/* under a leased node id: the lease word
+								 * they were taken under, else 0 */
 } IdgenCounterPending;
 
 static IdgenCounterPending *counter_pending = NULL;
 static int	counter_pending_n = 0;
 
 static void
-idgen_counter_pending_note(int slot, uint64 need)
+idgen_counter_pending_note(int slot, uint64 need, uint32 word)
 {
 	for (int p = 0; p < counter_pending_n; p++)
 		if (counter_pending[p].slot == slot)
 		{
 			counter_pending[p].need = Max(counter_pending[p].need, need);
+			/* values under two claims: the first claim's are not durable */
+			if (counter_pending[p].word != word)
+				idgen_report_no_node("idgen_next");
 			return;
 		}
 	Assert(counter_pending_n < idgen_max_generators);
 	counter_pending[counter_pending_n].slot = slot;
 	counter_pending[counter_pending_n].need = need;
+	counter_pending[counter_pending_n].word = word;
 	counter_pending_n++;
 }
 
@@ -1721,7 +1727,11 @@ static void idgen_registry_register_callbacks(void);
 /*
  * Before this transaction (or parallel worker) commits or prepares: wait
  * until the keeper has made durable every value it took beyond a counter's
- * reservation, or fail closed (55000), which rolls it back.
+ * reservation, or fail closed (55000), which rolls it back.  Under a
+ * leased node id the lease word must still be the one the values were
+ * taken under once the reservation covers them: the keeper clears it
+ * before it publishes a reservation that etcd does not record (see
+ * idgen_issued_node), so then etcd records them for the next holder.
  */
 static void
 idgen_counter_pending_wait(void)
@@ -1764,6 +1774,13 @@ idgen_counter_pending_wait(void)
 							 idgen_wait_event("IdgenCounterCommit", &wait_event));
 			ResetLatch(MyLatch);
 		}
+		if (counter_pending[p].word != 0)
+		{
+			pg_read_barrier();	/* the word after the reservation */
+			if (pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
+				counter_pending[p].word)
+				idgen_report_no_node("idgen_next");
+		}
 		if (waited)
 		{
 			SpinLockAcquire(&gen->mutex);
@@ -1784,7 +1801,7 @@ idgen_counter_pending_wait(void)
  * (22003) happen outside it.
  */
 static uint64
-idgen_issue_counter(IdgenNamedCache *cache, uint64 count)
+idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 {
 	IdgenNamedSlot *slot = &registry_slots[cache->slot];
 	IdgenGenerator *gen = &registry_gens[cache->slot].gen;
@@ -1830,7 +1847,7 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count)
 			gen->last = need;
 			gen->issued += count;
 			SpinLockRelease(&gen->mutex);
-			idgen_counter_pending_note(cache->slot, need);
+			idgen_counter_pending_note(cache->slot, need, word);
 			if (need > pg_atomic_read_u64(&slot->counter_wake))
 				idgen_counter_wake_keeper(slot, need);
 			return first;
@@ -1915,7 +1932,7 @@ idgen_next(PG_FUNCTION_ARGS)
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id("idgen_next");
 	if (cache->counter)
-		position = idgen_issue_counter(cache, 1);
+		position = idgen_issue_counter(cache, 1, word);
 	else
 		position = idgen_issue(idgen_named_generator(cache, shard), &cache->layout);
 	if (unlikely(cache->leased))
@@ -1949,7 +1966,7 @@ idgen_next_int(PG_FUNCTION_ARGS)
 				 errhint("idgen_next_int() is for counter layouts of at most 31 bits, such as \"seq:31\"; use idgen_next().")));
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id("idgen_next_int");
-	position = idgen_issue_counter(cache, 1);
+	position = idgen_issue_counter(cache, 1, word);
 	if (unlikely(cache->leased))
 		(void) idgen_issued_node("idgen_next_int", word);
 	id = idgen_counter_compose(cache, position);
@@ -1986,7 +2003,7 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 		word = idgen_require_node_id("idgen_next_batch");
 	if (cache->counter)
 	{
-		position = idgen_issue_counter(cache, n);
+		position = idgen_issue_counter(cache, n, word);
 		if (unlikely(cache->leased))
 			(void) idgen_issued_node("idgen_next_batch", word);
 		for (int i = 0; i < n; i++, position++)
