@@ -110,8 +110,7 @@ is($node->safe_psql('postgres', q{
 # keeper and, after max_wait, fails with 55000 and rolls back: no row
 # holds a value that is not durably reserved.
 reserved_for('stalled', 1000);
-my $keeper = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+my $keeper = keeper_pid($node);
 like($keeper, qr/^\d+$/, 'the keeper runs');
 kill 'STOP', $keeper;
 my ($ret, $out, $err) = $node->psql('postgres', q{

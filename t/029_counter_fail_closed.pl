@@ -32,10 +32,7 @@ $node->safe_psql('postgres', q{
 
 # From now on every durable commit of the keeper waits for a standby that
 # never comes.
-$node->append_conf('postgresql.conf', "synchronous_standby_names = 'nobody'\n");
-$node->reload;
-$node->poll_query_until('postgres', 'SHOW synchronous_standby_names', 'nobody')
-  or die 'synchronous_standby_names was not applied';
+set_and_reload($node, synchronous_standby_names => 'nobody');
 
 # More values than the reservation and the lead hold (prefetch 1,000,
 # lead 2^20).
@@ -61,20 +58,14 @@ like(error_of($node, q{SELECT idgen_next('tickets')}),
 # A transaction that takes values beyond the reservation within the lead
 # gets them, but cannot commit them: a dropped and re-created counter
 # would start a new reservation, so a fresh one is used.
-$node->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
-$node->reload;
-$node->poll_query_until('postgres', 'SHOW synchronous_standby_names', '')
-  or die 'synchronous_standby_names was not reset';
+set_and_reload($node, synchronous_standby_names => '');
 $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('tickets2', 'tag:4=5 seq:40');
 	CREATE TABLE kept (v bigint)});
 $node->poll_query_until('postgres',
 	"SELECT counter_reserved = 1000 FROM idgen_generators WHERE name = 'tickets2'")
   or die 'the keeper did not reserve tickets2';
-$node->append_conf('postgresql.conf', "synchronous_standby_names = 'nobody'\n");
-$node->reload;
-$node->poll_query_until('postgres', 'SHOW synchronous_standby_names', 'nobody')
-  or die 'synchronous_standby_names was not applied';
+set_and_reload($node, synchronous_standby_names => 'nobody');
 ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	INSERT INTO kept SELECT idgen_next('tickets2') FROM generate_series(1, 5000)},
