@@ -165,9 +165,9 @@ reload_and_wait idgen.max_lead 1h
 # snowflake's (Sonyflake's 25,600 IDs/s make 1,000,000 calls 39 s of
 # ticks, so its figure includes the keeper extending the reservation that
 # often; b_10ms shows what the unit itself costs), and seed 000's counter
-# with the default prefetch of 1,000 and with 1,000,000 (under demand the
-# keeper grows either's reservation step, up to 2^20 values, so neither
-# should wait for a WAL flush every prefetch values)
+# with the default prefetch of 1,000 and with 1,000,000 (a caller that
+# outruns the reservation takes values ahead, made durable by its commit,
+# so neither should wait for a WAL flush every prefetch values)
 sql -c "SELECT idgen_create_generator('b_legacy', 'time:42 datacenter:3 worker:6 seq:12', epoch => '2020-08-02 18:33:54.706+00'),
                idgen_create_generator('b_sony', 'sonyflake'),
                idgen_create_generator('b_10ms', 'time:37 node:10 seq:16', unit => '10 ms'),

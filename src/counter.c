@@ -24,37 +24,32 @@
  * Durability: the keeper reserves counter values ahead, "prefetch" at a
  * time, when fewer than "refill" remain (seed 000: 1,000 and 500), in the
  * table idgen_counter_state of idgen.database, with the same durable
- * commit as the time reservation.  A value is handed out only below the
- * published reservation; after a crash, restart or failover the counter
- * resumes at the durable reservation, skipping at most one reservation.
+ * commit as the time reservation: one prefetch beyond what is used or
+ * wanted, never more.  After a crash, restart or failover the counter
+ * resumes at the durable reservation, so a crash skips at most prefetch
+ * values beyond the last one handed out.
  *
- * Adaptive step.  A session calling in a tight loop uses 1,000 values in
- * a few microseconds, far less than one durable commit, so with a fixed
- * prefetch it would wait for a WAL flush every 1,000 values.  So prefetch
- * and refill are a floor: the keeper reserves "step" values at a time and
- * extends when fewer than refill * step / prefetch remain (a caller that
- * crosses that mark wakes it).  Each time it plans an extension it sets
- * the step from the counter's demand, measured in the keeper, never by a
- * caller:
+ * Pending commit.  A session calling in a tight loop uses 1,000 values in
+ * a few microseconds, far less than one durable commit, so if it waited
+ * for the keeper whenever it ran out it would wait for a WAL flush every
+ * prefetch values.  Instead a caller that outruns the durable reservation
+ * takes up to idgen_counter_lead() values beyond it at once, and its
+ * transaction's commit (or PREPARE TRANSACTION, or a parallel worker's
+ * end) waits until the keeper has made them durable; if the keeper cannot
+ * within max_wait, the commit fails (55000) and the transaction rolls
+ * back.  This is how PostgreSQL's sequences do it: nextval() logs ahead
+ * without waiting for a flush, and the calling transaction's commit
+ * flushes that record.  So no transaction commits a value that the
+ * counter could hand out again, and the values of a transaction that had
+ * not committed when the server crashed may be handed out again after it,
+ * as a sequence's would.  Values below the durable reservation, which is
+ * all of them for a caller that does not outrun the keeper, are never
+ * handed out again, committed or not.
  *
- *	- the values of IDGEN_COUNTER_DEMAND_MS (100 ms) at the rate callers
- *	  took them since the last reservation was published, so that a busy
- *	  counter costs about 20 durable writes a second (more only at the
- *	  ceiling), not one per refill values;
- *	- enough that the refill left when an extension starts covers eight
- *	  times what callers took while the last durable commit ran (a slow
- *	  WAL flush or synchronous standby, and the keeper being scheduled);
- *	- at least twice the step when callers ran out of reserved values;
- *	- never below half the step: it shrinks back to prefetch gradually as
- *	  demand drops, and a pause does not undo it before the next burst.
- *
- * The step never exceeds idgen_counter_max_step(): prefetch, or 2^20
- * values (about 5 ms of the fastest single session, several commits'
- * worth of margin), but no more than 1/1024 of the counter's own range,
- * so that a small counter never loses much of it.  A reservation is made
- * of one step beyond what is used or wanted, so the values a crash skips
- * are at most one step: at most idgen_counter_max_step().  The keeper's
- * monotonic clock only sizes reservations; no value depends on it.
+ * The lead is prefetch, or 2^20 values (about a quarter of a second of the
+ * fastest single session, many durable commits' worth), but no more than
+ * 1/1024 of the counter's own range, so that a small counter never loses
+ * much of it to transactions that roll back.
  *
  * IDENTIFICATION
  *	  src/counter.c
@@ -74,14 +69,11 @@
 #define IDGEN_MAX_PREFETCH		10000000
 
 /*
- * The adaptive step (see the header): its ceiling in values and as a
- * fraction of the counter's local range, the demand it covers, and how
- * many durable commits' worth of demand the refill should cover.
+ * The lead (see the header): at most this many values, and this fraction
+ * of the counter's local range, beyond the durable reservation.
  */
-#define IDGEN_COUNTER_MAX_STEP		(UINT64CONST(1) << 20)
+#define IDGEN_COUNTER_MAX_LEAD		(UINT64CONST(1) << 20)
 #define IDGEN_COUNTER_RANGE_SHARE	1024
-#define IDGEN_COUNTER_DEMAND_MS		100
-#define IDGEN_COUNTER_COMMITS_AHEAD	8
 
 static void
 idgen_counter_error(const char *detail)
@@ -392,55 +384,13 @@ idgen_counter_value(const IdgenCounterSpec *counter, uint64 c)
 }
 
 /*
- * The largest reservation step of a counter: what one crash may skip.
+ * How many values beyond the durable reservation a caller may take,
+ * pending its transaction's commit (see the header).
  */
 uint64
-idgen_counter_max_step(const IdgenSpec *spec)
+idgen_counter_lead(const IdgenSpec *spec)
 {
 	uint64		share = (uint64) spec->tick_limit / IDGEN_COUNTER_RANGE_SHARE;
 
-	return Max((uint64) spec->counter.prefetch, Min(IDGEN_COUNTER_MAX_STEP, share));
-}
-
-/*
- * The refill that goes with a step: extend when fewer than this remain.
- * refill/prefetch as defined, applied to the step.
- */
-uint64
-idgen_counter_refill(const IdgenSpec *spec, uint64 step)
-{
-	/* step <= max(prefetch, 2^20), refill < prefetch <= 10^7: no overflow */
-	return step * (uint64) spec->counter.refill / (uint64) spec->counter.prefetch;
-}
-
-/*
- * The step of the next reservation of a counter whose last one was made
- * with "step" (see the header).  Since that reservation was published,
- * callers took "taken" values in elapsed_us; while its durable commit ran
- * they took commit_taken; "starved" says whether they ran out of reserved
- * values since the reservation before.
- */
-uint64
-idgen_counter_next_step(const IdgenSpec *spec, uint64 step,
-						uint64 commit_taken, uint64 taken, int64 elapsed_us,
-						bool starved)
-{
-	uint64		max_step = idgen_counter_max_step(spec);
-	uint64		want = step / 2;
-
-	/* the demand of IDGEN_COUNTER_DEMAND_MS at the rate since then */
-	if (taken > 0)
-	{
-		double		demand = (double) taken * IDGEN_COUNTER_DEMAND_MS * 1000 /
-			Max(elapsed_us, 1);
-
-		want = Max(want, demand >= (double) max_step ? max_step : (uint64) demand);
-	}
-	/* the refill covers that many commits' worth (refill < prefetch) */
-	if (spec->counter.refill > 0)
-		want = Max(want, Min(commit_taken, max_step) * IDGEN_COUNTER_COMMITS_AHEAD *
-				   (uint64) spec->counter.prefetch / (uint64) spec->counter.refill);
-	if (starved)
-		want = Max(want, step * 2);
-	return Max(Min(want, max_step), (uint64) spec->counter.prefetch);
+	return Max((uint64) spec->counter.prefetch, Min(IDGEN_COUNTER_MAX_LEAD, share));
 }

@@ -477,11 +477,7 @@ extern bool idgen_counter_sets_meet(const IdgenCounterSpec *a,
 									uint64 below);
 extern bool idgen_spec_counter_overlap(const IdgenSpec *a, const IdgenSpec *b,
 									   int32 node_id, uint64 b_below);
-extern uint64 idgen_counter_max_step(const IdgenSpec *spec);
-extern uint64 idgen_counter_refill(const IdgenSpec *spec, uint64 step);
-extern uint64 idgen_counter_next_step(const IdgenSpec *spec, uint64 step,
-									  uint64 commit_taken, uint64 taken,
-									  int64 elapsed_us, bool starved);
+extern uint64 idgen_counter_lead(const IdgenSpec *spec);
 
 /* layout.c */
 extern void idgen_parse_layout(const char *text, IdgenSpec *spec,

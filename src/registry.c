@@ -93,23 +93,18 @@ typedef struct IdgenNamedSlot
 	/*
 	 * Counter layouts: local counter values below counter_reserved are
 	 * durably reserved (published by the keeper only after a durable
-	 * commit); counter_want is the highest a waiting caller needs.  The
-	 * generator's "last" is the next local value to hand out.
-	 * counter_step is the step the published reservation was made with
-	 * (adaptive, counter.c; only the keeper writes it).  A caller that
-	 * takes a value beyond counter_wake (the reservation less the step's
-	 * refill) claims it, setting it to PG_UINT64_MAX, and wakes the
-	 * keeper: so the keeper starts extending when fewer than refill values
-	 * remain, not when a caller has run out.
+	 * commit); counter_want is the highest a waiting caller, or a
+	 * transaction waiting to commit, needs.  The generator's "last" is the
+	 * next local value to hand out; it may run up to idgen_counter_lead()
+	 * beyond counter_reserved, pending commit (counter.c).  A caller that
+	 * takes a value beyond counter_wake (the reservation less refill)
+	 * claims it, setting it to PG_UINT64_MAX, and wakes the keeper: so the
+	 * keeper starts extending when fewer than refill values remain, not
+	 * when a caller has run out.
 	 */
 	pg_atomic_uint64 counter_reserved;
 	pg_atomic_uint64 counter_want;
 	pg_atomic_uint64 counter_wake;
-	pg_atomic_uint64 counter_step;
-	/* the counter's demand, as the keeper last measured it (keeper only) */
-	uint64		counter_published_next; /* next value at the last publish */
-	int64		counter_published_us;	/* monotonic time of that publish */
-	uint64		counter_commit_taken;	/* values taken during its commit */
 	/*
 	 * Who may draw from the generator besides superusers (table
 	 * idgen_generator_grant): PUBLIC, or these roles and their members.
@@ -548,8 +543,6 @@ idgen_registry_install(const char *name, const char *layout_text,
 	pg_atomic_init_u64(&slot->counter_reserved, 0);
 	pg_atomic_init_u64(&slot->counter_want, 0);
 	pg_atomic_init_u64(&slot->counter_wake, PG_UINT64_MAX);
-	pg_atomic_init_u64(&slot->counter_step,
-					   spec.time_field < 0 ? (uint64) spec.counter.prefetch : 0);
 
 	/*
 	 * A counter is compared with dropped counters, which it may meet below
@@ -614,12 +607,12 @@ idgen_registry_same(int i, const char *name, const char *layout_text,
  * changed, so a counter's row (missing, or 0 from a new creation) may lie
  * below values the server handed out under the same name and node value.
  * Then the counter resumes above the bound, skipping at most the margin
- * (IDGEN_COUNTER_FLOOR_STEPS steps), instead of starting again at 0.
+ * (IDGEN_COUNTER_FLOOR_LEADS times idgen_counter_lead()), instead of starting again at 0.
  * Not replicated: a promoted standby or a restored backup has its own
  * copy, older, which is only ever used as a floor.  Keeper only.
  */
 #define IDGEN_COUNTER_FLOOR_FILE "idgen_counters"
-#define IDGEN_COUNTER_FLOOR_STEPS 16
+#define IDGEN_COUNTER_FLOOR_LEADS 16
 
 typedef struct IdgenCounterFloor
 {
@@ -888,18 +881,15 @@ idgen_registry_load_counters(Oid relid)
 
 /*
  * Plan the counter reservations to extend: a counter whose reservation
- * has fewer than its refill values left, or that a caller waits for, gets
- * one step more beyond what is used or wanted, the step sized anew from
- * its demand (prefetch and refill, or more under demand; counter.c).
- * Returns how many; the plan stays here for
- * idgen_registry_write_counters() and idgen_registry_publish_counters().
+ * has fewer than its refill values left, or that a caller or a commit
+ * waits for, gets prefetch values beyond what is used or wanted.  Returns
+ * how many; the plan stays here for idgen_registry_write_counters() and
+ * idgen_registry_publish_counters().
  */
 typedef struct IdgenCounterPlan
 {
 	int			slot;
 	uint64		reserved;		/* the new reservation */
-	uint64		next;			/* the generator's next value when planned */
-	uint64		step;			/* the step the reservation is made with */
 } IdgenCounterPlan;
 
 static int	counter_plan_n = 0;
@@ -922,7 +912,6 @@ idgen_registry_plan_counters(void)
 		uint64		reserved;
 		uint64		want;
 		uint64		next;
-		uint64		step;
 		uint64		target;
 		IdgenCounterPlan *plan;
 
@@ -931,41 +920,25 @@ idgen_registry_plan_counters(void)
 			continue;
 		reserved = pg_atomic_read_u64(&slot->counter_reserved);
 		want = pg_atomic_read_u64(&slot->counter_want);
-		step = pg_atomic_read_u64(&slot->counter_step);
 		SpinLockAcquire(&gen->mutex);
 		next = gen->last;
 		SpinLockRelease(&gen->mutex);
 		if (!(slot->state_rewrite || want > reserved || next >= reserved ||
-			  reserved - next < idgen_counter_refill(&slot->spec, step)))
+			  reserved - next < (uint64) slot->spec.counter.refill))
 			continue;
 
 		/*
-		 * Size the step from the demand since the last reservation of this
-		 * shared memory (the first one measures nothing): the rate since it
-		 * was published, what was taken while it was being committed, and
-		 * whether callers ran out.
+		 * prefetch beyond what is used or wanted, never backwards: after a
+		 * crash the counter resumes at most prefetch values above the last
+		 * value handed out
 		 */
-		if (reserved > 0)
-			step = idgen_counter_next_step(&slot->spec, step,
-										   slot->counter_commit_taken,
-										   next - Min(next, slot->counter_published_next),
-										   idgen_clock_monotonic_us() - slot->counter_published_us,
-										   want > reserved || next >= reserved);
-
-		/*
-		 * one step beyond what is used or wanted, never backwards: after a
-		 * crash the counter resumes at most one step above the last value
-		 * handed out
-		 */
-		target = Min(Max(reserved, Max(next, want) + step),
+		target = Min(Max(reserved, Max(next, want) + (uint64) slot->spec.counter.prefetch),
 					 (uint64) slot->spec.tick_limit);
 		if (target <= reserved && !slot->state_rewrite)
 			continue;			/* at the end of its range: nothing to add */
 		plan = &counter_plan[counter_plan_n++];
 		plan->slot = i;
 		plan->reserved = target;
-		plan->next = next;
-		plan->step = step;
 	}
 	return counter_plan_n;
 }
@@ -1035,8 +1008,8 @@ idgen_registry_write_counters(Oid relid)
 
 /*
  * Before a counter reservation is published: make sure the file's bound
- * covers it, raising the bound by IDGEN_COUNTER_FLOOR_STEPS steps at a time
- * so that the file is written rarely.
+ * covers it, raising the bound by IDGEN_COUNTER_FLOOR_LEADS leads at a
+ * time so that the file is written rarely, also under a tight loop.
  */
 static void
 idgen_counter_floors_cover(void)
@@ -1057,8 +1030,7 @@ idgen_counter_floors_cover(void)
 			continue;
 		cf->bound = Max(cf->bound,
 						Min(counter_plan[p].reserved +
-							IDGEN_COUNTER_FLOOR_STEPS * Max(counter_plan[p].step,
-															(uint64) slot->spec.counter.prefetch),
+							IDGEN_COUNTER_FLOOR_LEADS * idgen_counter_lead(&slot->spec),
 							(uint64) slot->spec.tick_limit));
 		cf->dboid = MyDatabaseId;
 		cf->relid = counter_state_relid;
@@ -1070,10 +1042,8 @@ idgen_counter_floors_cover(void)
 
 /*
  * The planned reservations are durable: hand them to the callers, with
- * their step and the point past which a caller wakes the keeper (the
- * reservation less the step's refill).  Note the demand for the next
- * plan: the values callers took while the commit ran, and where the
- * counter stands now.
+ * the point past which a caller wakes the keeper (the reservation less
+ * refill).
  */
 void
 idgen_registry_publish_counters(void)
@@ -1095,26 +1065,17 @@ idgen_registry_publish_counters(void)
 	{
 		const IdgenCounterPlan *plan = &counter_plan[p];
 		IdgenNamedSlot *slot = &registry_slots[plan->slot];
-		IdgenGenerator *gen = &registry_gens[plan->slot].gen;
 		uint64		old = pg_atomic_read_u64(&slot->counter_reserved);
-		uint64		refill = idgen_counter_refill(&slot->spec, plan->step);
-		uint64		next;
+		uint64		refill = (uint64) slot->spec.counter.refill;
 
 		slot->state_rewrite = false;
-		pg_atomic_write_u64(&slot->counter_step, plan->step);
 		while (old < plan->reserved &&
 			   !pg_atomic_compare_exchange_u64(&slot->counter_reserved, &old,
 											   plan->reserved))
 			;
 		old = Max(old, plan->reserved);
 		pg_atomic_write_u64(&slot->counter_wake, old - Min(old, refill));
-
-		SpinLockAcquire(&gen->mutex);
-		next = gen->last;
-		SpinLockRelease(&gen->mutex);
-		slot->counter_commit_taken = next - Min(next, plan->next);
-		slot->counter_published_next = next;
-		slot->counter_published_us = idgen_clock_monotonic_us();
+		/* a commit waiting for these values wakes on its latch poll */
 	}
 	counter_plan_n = 0;
 }
@@ -1725,18 +1686,128 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
 }
 
 /*
+ * Values this transaction took beyond the durable reservation of counter
+ * generators, pending its commit (counter.c): for each such slot, how far
+ * its reservation must reach before the transaction may commit.  At most
+ * one entry per slot; the array is allocated once, before any value is
+ * taken, so that recording one cannot fail.
+ */
+typedef struct IdgenCounterPending
+{
+	int			slot;
+	uint64		need;			/* local values below this must be durable */
+	uint32		word;			/* under a leased node id: the lease word
+								 * they were taken under, else 0 */
+} IdgenCounterPending;
+
+static IdgenCounterPending *counter_pending = NULL;
+static int	counter_pending_n = 0;
+
+static void
+idgen_counter_pending_note(int slot, uint64 need, uint32 word)
+{
+	for (int p = 0; p < counter_pending_n; p++)
+		if (counter_pending[p].slot == slot)
+		{
+			counter_pending[p].need = Max(counter_pending[p].need, need);
+			/* values under two claims: the first claim's are not durable */
+			if (counter_pending[p].word != word)
+				idgen_report_no_node("idgen_next");
+			return;
+		}
+	Assert(counter_pending_n < idgen_max_generators);
+	counter_pending[counter_pending_n].slot = slot;
+	counter_pending[counter_pending_n].need = need;
+	counter_pending[counter_pending_n].word = word;
+	counter_pending_n++;
+}
+
+static void idgen_registry_register_callbacks(void);
+
+/*
+ * Before this transaction (or parallel worker) commits or prepares: wait
+ * until the keeper has made durable every value it took beyond a counter's
+ * reservation, or fail closed (55000), which rolls it back.  Under a
+ * leased node id the lease word must still be the one the values were
+ * taken under once the reservation covers them: the keeper clears it
+ * before it publishes a reservation that etcd does not record (see
+ * idgen_issued_node), so then etcd records them for the next holder.
+ */
+static void
+idgen_counter_pending_wait(void)
+{
+	int64		deadline = 0;
+	static uint32 wait_event = 0;
+
+	for (int p = 0; p < counter_pending_n; p++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[counter_pending[p].slot];
+		IdgenGenerator *gen = &registry_gens[counter_pending[p].slot].gen;
+		uint64		need = counter_pending[p].need;
+		bool		waited = false;
+
+		while (pg_atomic_read_u64(&slot->counter_reserved) < need)
+		{
+			uint64		want = pg_atomic_read_u64(&slot->counter_want);
+			Latch	   *latch = idgen_keeper_latch();
+			int64		remaining;
+
+			if (deadline == 0)
+				deadline = idgen_reservation_deadline();
+			remaining = deadline - idgen_clock_monotonic_ms();
+			while (want < need &&
+				   !pg_atomic_compare_exchange_u64(&slot->counter_want, &want, need))
+				;
+			if (remaining <= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("no durable reservation is available for counter generator \"%s\"",
+								slot->name),
+						 errdetail("This transaction drew values of it that are not durably reserved; it is rolled back."),
+						 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
+			if (latch != NULL)
+				SetLatch(latch);
+			waited = true;
+			CHECK_FOR_INTERRUPTS();
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 Min(remaining, 1),
+							 idgen_wait_event("IdgenCounterCommit", &wait_event));
+			ResetLatch(MyLatch);
+		}
+		if (counter_pending[p].word != 0)
+		{
+			pg_read_barrier();	/* the word after the reservation */
+			if (pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
+				counter_pending[p].word)
+				idgen_report_no_node("idgen_next");
+		}
+		if (waited)
+		{
+			SpinLockAcquire(&gen->mutex);
+			gen->waits++;
+			SpinLockRelease(&gen->mutex);
+		}
+	}
+	counter_pending_n = 0;
+}
+
+/*
  * Hand out "count" consecutive local counter values of a counter
- * generator; returns the first.  Under the generator's lock only a few
- * comparisons: waits for the keeper (bounded, then 55000) and the error
- * for an exhausted counter (22003) happen outside it.
+ * generator; returns the first.  Below the durable reservation at once;
+ * beyond it, within idgen_counter_lead(), at once but pending this
+ * transaction's commit (counter.c); further, after waiting for the
+ * keeper.  Under the generator's lock only a few comparisons: waits for
+ * the keeper (bounded, then 55000) and the error for an exhausted counter
+ * (22003) happen outside it.
  */
 static uint64
-idgen_issue_counter(IdgenNamedCache *cache, uint64 count)
+idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 {
 	IdgenNamedSlot *slot = &registry_slots[cache->slot];
 	IdgenGenerator *gen = &registry_gens[cache->slot].gen;
 	int64		deadline = 0;
 	bool		waited = false;
+	bool		may_lead = false;
 	static uint32 wait_event = 0;
 
 	for (;;)
@@ -1764,6 +1835,23 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count)
 				idgen_counter_wake_keeper(slot, need);
 			return first;
 		}
+
+		/*
+		 * Beyond the reservation, once the keeper has published one in
+		 * this shared memory (so "last" stands above every floor it
+		 * loaded): within the lead, pending this transaction's commit.
+		 */
+		if (may_lead && reserved > 0 && need <= (uint64) slot->spec.tick_limit &&
+			need - reserved <= idgen_counter_lead(&slot->spec))
+		{
+			gen->last = need;
+			gen->issued += count;
+			SpinLockRelease(&gen->mutex);
+			idgen_counter_pending_note(cache->slot, need, word);
+			if (need > pg_atomic_read_u64(&slot->counter_wake))
+				idgen_counter_wake_keeper(slot, need);
+			return first;
+		}
 		SpinLockRelease(&gen->mutex);
 
 		if (need > (uint64) slot->spec.tick_limit)
@@ -1774,8 +1862,17 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count)
 							   slot->spec.fields[slot->spec.seq_field].bits),
 					 errhint("Define a generator with a wider seq field under a new name.")));
 
-		/* outran the reservation: ask the keeper, wait, fail closed */
+		/* outran the reservation: take the lead, or ask the keeper and wait */
 		idgen_refuse_in_recovery("idgen_next");
+		if (!may_lead)
+		{
+			if (counter_pending == NULL)
+				counter_pending = MemoryContextAlloc(TopMemoryContext,
+													 sizeof(IdgenCounterPending) * idgen_max_generators);
+			idgen_registry_register_callbacks();
+			may_lead = true;
+			continue;
+		}
 		if (deadline == 0)
 			deadline = idgen_reservation_deadline();
 		{
@@ -1835,7 +1932,7 @@ idgen_next(PG_FUNCTION_ARGS)
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id("idgen_next");
 	if (cache->counter)
-		position = idgen_issue_counter(cache, 1);
+		position = idgen_issue_counter(cache, 1, word);
 	else
 		position = idgen_issue(idgen_named_generator(cache, shard), &cache->layout);
 	if (unlikely(cache->leased))
@@ -1869,7 +1966,7 @@ idgen_next_int(PG_FUNCTION_ARGS)
 				 errhint("idgen_next_int() is for counter layouts of at most 31 bits, such as \"seq:31\"; use idgen_next().")));
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id("idgen_next_int");
-	position = idgen_issue_counter(cache, 1);
+	position = idgen_issue_counter(cache, 1, word);
 	if (unlikely(cache->leased))
 		(void) idgen_issued_node("idgen_next_int", word);
 	id = idgen_counter_compose(cache, position);
@@ -1906,7 +2003,7 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 		word = idgen_require_node_id("idgen_next_batch");
 	if (cache->counter)
 	{
-		position = idgen_issue_counter(cache, n);
+		position = idgen_issue_counter(cache, n, word);
 		if (unlikely(cache->leased))
 			(void) idgen_issued_node("idgen_next_batch", word);
 		for (int i = 0; i < n; i++, position++)
@@ -2172,6 +2269,16 @@ static void
 idgen_registry_xact_callback(XactEvent event, void *arg)
 {
 	ListCell   *lc;
+
+	/* counter values taken beyond the reservation must be durable first */
+	if (counter_pending_n > 0 &&
+		(event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+		 event == XACT_EVENT_PRE_PREPARE))
+		idgen_counter_pending_wait();
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PREPARE)
+		counter_pending_n = 0;
 
 	if (event == XACT_EVENT_COMMIT)
 	{
@@ -3012,8 +3119,6 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 		values[11] = Int32GetDatum(idgen_slot_ngenerators(i));
 		if (spec->time_field < 0)
 		{
-			uint64		step = pg_atomic_read_u64(&slot->counter_step);
-
 			/* counters: "last" is the next local value, issued counts them */
 			nulls[9] = nulls[10] = true;
 			if (last > 0)
@@ -3021,9 +3126,8 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 			else
 				nulls[12] = true;
 			values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->counter_reserved));
-			/* in force: the definition's, or the keeper's adaptive step */
-			values[14] = Int32GetDatum((int32) step);
-			values[15] = Int32GetDatum((int32) idgen_counter_refill(spec, step));
+			values[14] = Int32GetDatum(spec->counter.prefetch);
+			values[15] = Int32GetDatum(spec->counter.refill);
 			values[16] = Int32GetDatum(spec->counter.stripes);
 			values[17] = CStringGetTextDatum(idgen_counter_options_text(spec));
 

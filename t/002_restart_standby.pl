@@ -119,12 +119,7 @@ is($primary->safe_psql('postgres', 'SELECT snowflake_issued, instagram_issued FR
 
 # The real clock again, a minute past every ID so far, and the default
 # clock policy.
-$primary->append_conf('postgresql.conf', "idgen.test_clock = ''\nidgen.max_lead = 2s\n");
-$primary->reload;
-$primary->poll_query_until('postgres', q{SELECT current_setting('idgen.test_clock') = ''})
-  or die 'idgen.test_clock was not reset';
-$primary->poll_query_until('postgres', q{SELECT max_lead_ms = 2000 FROM idgen_status()})
-  or die 'idgen.max_lead was not reset';
+set_and_reload($primary, 'idgen.test_clock' => '', 'idgen.max_lead' => '2s');
 $primary->safe_psql('postgres', q{
 	CREATE TABLE t (round int, sf bigint DEFAULT snowflake_id(), ig bigint DEFAULT instagram_id(11));
 });

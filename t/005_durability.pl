@@ -85,8 +85,7 @@ is(all_rounds_above_earlier(), 't|0|0', 'clock back to now: IDs continue above a
 # --- immediate stop, clock 10 s back, start ---------------------------------
 # A generous max_lead lets the server issue at once, 10 s ahead of its
 # clock; without the durable reservation it would reissue the last 10 s.
-$node->append_conf('postgresql.conf', "idgen.max_lead = 30s\n");
-$node->reload;
+set_and_reload($node, 'idgen.max_lead' => '30s');
 generate(2000);
 # frozen 10 s before the moment of the stop, so that the lead checked below
 # does not shrink with the time the restart takes

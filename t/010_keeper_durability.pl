@@ -39,12 +39,6 @@ sub app_error
 	return $err =~ /ERROR:\s+(\w{5}: [^\n]*)/ ? $1 : $err;
 }
 
-sub keeper_pid
-{
-	return $node->safe_psql('app',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
-}
-
 # --- a synchronous standby that never answers --------------------------------
 # Once the reservation in hand has run out (idle for 2 s), the keeper's next
 # commit waits for "ghost" forever.  Cancelling or terminating that wait
@@ -81,7 +75,7 @@ for my $round (1 .. 2)
 {
 	ok(keeper_in_syncrep(), "cancel $round: the keeper waits for the standby");
 	my $offset = -s $node->logfile;
-	$node->safe_psql('app', 'SELECT pg_cancel_backend(' . keeper_pid() . ')');
+	$node->safe_psql('app', 'SELECT pg_cancel_backend(' . keeper_pid($node, 'app') . ')');
 	ok(eval {
 			$node->wait_for_log(
 				qr/canceling wait for synchronous replication due to user request/s, $offset);
@@ -98,7 +92,7 @@ like(app_error('SELECT snowflake_id()'),
 for my $round (1 .. 2)
 {
 	ok(keeper_in_syncrep(), "terminate $round: the keeper waits for the standby");
-	my $pid = keeper_pid();
+	my $pid = keeper_pid($node, 'app');
 	my $offset = -s $node->logfile;
 	$node->safe_psql('app', "SELECT pg_terminate_backend($pid)");
 	ok(eval {

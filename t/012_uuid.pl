@@ -52,9 +52,8 @@ is($node->safe_psql('postgres',
 	't', 'uuidv7: strictly increasing through the borrowed milliseconds');
 
 # --- immediate stop, clock 10 s back, start: above every earlier UUID -------
-$node->append_conf('postgresql.conf', "idgen.max_lead = 30s\nidgen.max_wait = 1s\n");
 $set_clock->('+0');
-$node->reload;
+set_and_reload($node, 'idgen.max_lead' => '30s', 'idgen.max_wait' => '1s');
 $node->safe_psql('postgres', q{
 	CREATE TABLE r AS SELECT 1 AS round, idgen_uuidv7() AS v7, idgen_flake128() AS flake
 	  FROM generate_series(1, 5000)});

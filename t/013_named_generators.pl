@@ -70,10 +70,7 @@ is("$ret|$next_minute|$minute_err", '0|t|',
 # when it runs again.
 my $frozen_s = time();
 my $frozen_ms = $frozen_s * 1000;
-$node->append_conf('postgresql.conf', "idgen.test_clock = '$frozen_ms'\nidgen.max_lead = 30s\n");
-$node->reload;
-$node->poll_query_until('postgres', 'SHOW idgen.test_clock', $frozen_ms)
-  or die 'idgen.test_clock was not set';
+set_and_reload($node, 'idgen.test_clock' => $frozen_ms, 'idgen.max_lead' => '30s');
 $node->safe_psql('postgres', qq{
 	SELECT idgen_create_generator('daily', 'time:20 node:10 seq:33', unit => '1 day',
 	                              epoch => to_timestamp($frozen_s))});
@@ -91,10 +88,7 @@ is($node->safe_psql('postgres', q{
 	       (SELECT min(id) FROM daily WHERE round = 2) > (SELECT max(id) FROM daily WHERE round = 1)
 	  FROM daily}),
 	't|t', 'unique, and above every ID of before the restart, with the same frozen clock');
-$node->append_conf('postgresql.conf', "idgen.test_clock = ''\n");
-$node->reload;
-$node->poll_query_until('postgres', 'SHOW idgen.test_clock', '')
-  or die 'idgen.test_clock was not reset';
+set_and_reload($node, 'idgen.test_clock' => '');
 
 # --- 8 concurrent clients over two databases -------------------------------
 my $insert = q{INSERT INTO t VALUES ('legacy', idgen_next('legacy')), ('sony', idgen_next('sony')), ('shards', idgen_next('shards', 5));};
@@ -148,12 +142,9 @@ is($node->safe_psql('postgres', q{
 like(error_of($node, q{SELECT idgen_next('sony')}), qr/^53400: sony ID capacity exceeded/,
 	'then 53400 after waiting for the frozen clock');
 # --- immediate stop, clock 10 s back, start ---------------------------------
-$node->append_conf('postgresql.conf', "idgen.max_lead = 30s\nidgen.max_wait = 1s\n");
 $set_clock->('+0');
-$node->reload;
 # the IDs are now ahead of the clock: only the new max_lead lets them go on
-$node->poll_query_until('postgres', "SELECT current_setting('idgen.max_lead') = '30s'")
-  or die 'idgen.max_lead was not reloaded';
+set_and_reload($node, 'idgen.max_lead' => '30s', 'idgen.max_wait' => '1s');
 $node->safe_psql('app', q{
 	CREATE TABLE r AS SELECT 1 AS round, idgen_next('legacy') AS l, idgen_next('sony') AS s,
 	                         idgen_next('shards', 9) AS sh

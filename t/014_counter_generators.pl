@@ -4,8 +4,8 @@
 # equal load their highest IDs are within a few segments.  After an
 # immediate stop, a killed backend and a failover to a synchronous
 # standby, the counter resumes above every value handed out, exactly at
-# its durable reservation, skipping at most one reservation (the step in
-# force, which grows under demand: t/015_counter_demand.pl).
+# its durable reservation, skipping at most one reservation (prefetch
+# values, also after a tight loop: t/015_counter_demand.pl).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -150,8 +150,8 @@ is($a->safe_psql('postgres', q{
 
 # Before a crash: wait until no extension is due (at least refill values
 # remain), so that the published reservation is the durable one and stays
-# put; note it and the step in force.  The reservation reaches at most one
-# step beyond the last value handed out.
+# put; note it and prefetch.  The reservation reaches at most prefetch
+# beyond the last value handed out.
 sub reservation_before_crash
 {
 	my ($node, $what) = @_;
@@ -162,7 +162,7 @@ sub reservation_before_crash
 	my ($reserved, $last, $step) = split /\|/, $node->safe_psql('postgres', q{
 		SELECT counter_reserved, counter_value, prefetch FROM idgen_generators WHERE name = 'seq'});
 	cmp_ok($reserved - $last - 1, '<=', $step,
-		"before the $what the reservation reaches at most one step ($step) beyond the last value");
+		"before the $what the reservation reaches at most prefetch ($step) beyond the last value");
 	return { reserved => $reserved, step => $step };
 }
 

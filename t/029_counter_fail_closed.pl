@@ -1,9 +1,11 @@
-# A counter generator has no clock to fall back on: a value is handed out
-# only below the keeper's durable reservation.  When the keeper cannot make
-# a new reservation durable (here a synchronous standby that is not there,
-# with synchronous_commit off for everyone else), a counter that has used
-# up what it holds waits max_wait and fails closed with 55000; it never
-# hands out a value beyond the reservation.
+# A counter generator has no clock to fall back on: no transaction commits
+# a value beyond the keeper's durable reservation.  A caller may run up to
+# a lead (at most 2^20 values) beyond it, pending its commit.  When the
+# keeper cannot make a new reservation durable (here a synchronous standby
+# that is not there, with synchronous_commit off for everyone else), a
+# counter that has used up what it holds and its lead waits max_wait and
+# fails closed with 55000, and so does the commit of a transaction whose
+# values are not durable.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -30,12 +32,10 @@ $node->safe_psql('postgres', q{
 
 # From now on every durable commit of the keeper waits for a standby that
 # never comes.
-$node->append_conf('postgresql.conf', "synchronous_standby_names = 'nobody'\n");
-$node->reload;
-$node->poll_query_until('postgres', 'SHOW synchronous_standby_names', 'nobody')
-  or die 'synchronous_standby_names was not applied';
+set_and_reload($node, synchronous_standby_names => 'nobody');
 
-# More values than any reservation holds (a step never exceeds 2^20).
+# More values than the reservation and the lead hold (prefetch 1,000,
+# lead 2^20).
 my ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	CREATE TABLE drawn AS SELECT idgen_next('tickets') AS v FROM generate_series(1, 3000000)},
@@ -45,11 +45,35 @@ like($err, qr/ERROR:\s+55000: no durable reservation is available for counter ge
 like($err, qr/HINT:\s+idgen hands out no counter value that is not durably reserved/,
 	'the hint says why');
 is($node->safe_psql('postgres', q{
-	SELECT counter_value <= counter_reserved FROM idgen_generators WHERE name = 'tickets'}),
-	't', 'no value was handed out beyond the durable reservation');
+	SELECT counter_value - counter_reserved < 1048576
+	  FROM idgen_generators WHERE name = 'tickets'}),
+	't', 'no value was handed out beyond the lead (2^20 values past the reservation)');
+is($node->psql('postgres', 'SELECT 1 FROM drawn'), 3,
+	'and the statement that drew them rolled back');
 like(error_of($node, q{SELECT idgen_next('tickets')}),
 	qr/^55000: no durable reservation is available for counter generator "tickets"/,
 	'and the next call fails the same way');
 
-$node->stop;
+
+# A transaction that takes values beyond the reservation within the lead
+# gets them, but cannot commit them: a dropped and re-created counter
+# would start a new reservation, so a fresh one is used.
+set_and_reload($node, synchronous_standby_names => '');
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('tickets2', 'tag:4=5 seq:40');
+	CREATE TABLE kept (v bigint)});
+$node->poll_query_until('postgres',
+	"SELECT counter_reserved = 1000 FROM idgen_generators WHERE name = 'tickets2'")
+  or die 'the keeper did not reserve tickets2';
+set_and_reload($node, synchronous_standby_names => 'nobody');
+($ret, $out, $err) = $node->psql('postgres', q{
+	\set VERBOSITY verbose
+	INSERT INTO kept SELECT idgen_next('tickets2') FROM generate_series(1, 5000)},
+	timeout => 120);
+like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "tickets2"\nDETAIL:\s+This transaction drew values of it that are not durably reserved; it is rolled back\./,
+	'a commit holding values beyond the reservation fails closed with 55000');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
+	'and no row holds them');
+
+$node->stop('immediate');
 done_testing();

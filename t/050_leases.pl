@@ -22,46 +22,9 @@ use IdgenEtcd;
 my $ttl = 6;
 
 # ---- etcd, started by us on loopback, stopped by us by its PID ----
-my $etcd_url = etcd_url();
 start_etcd();
 
 # ---- servers ----
-
-sub lease_node
-{
-	my ($name, $node_id, %opt) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	my $prefix = $opt{prefix} // '/idgen/';
-	$node->init(allows_streaming => 1);
-	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = '$node_id'
-idgen.lease_endpoints = '$etcd_url'
-idgen.lease_prefix = '$prefix'
-idgen.lease_ttl = $ttl
-idgen.max_lead = 60s
-idgen.max_wait = 10s
-});
-	return $node;
-}
-
-sub wait_for_lease
-{
-	my ($node, $state) = @_;
-	$node->poll_query_until('postgres',
-		"SELECT lease_state = '$state' FROM idgen_lease_status()")
-	  or die $node->name . ": lease never reached state $state: "
-	  . $node->safe_psql('postgres',
-		'SELECT lease_state, lease_holder, lease_error FROM idgen_lease_status()');
-}
-
-# Poll until snowflake_id() works; dies after about 3 minutes.
-sub wait_until_generating
-{
-	my ($node) = @_;
-	$node->poll_query_until('postgres', 'SELECT snowflake_id() > 0')
-	  or die $node->name . ': never generated';
-}
 
 # The DETAIL of the error of $sql run as $role (SET ROLE).
 sub detail_as
@@ -332,12 +295,7 @@ is(join(',', sort { $a <=> $b } keys %ids), '0,1,2', 'the lowest free ones');
 my $k = $auto[1];
 my $k_id = $k->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_lease_status()');
 my $k_max = max_of($k, 10000);
-my $k_pid = $k->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
-$k->safe_psql('postgres', "SELECT pg_terminate_backend($k_pid)");
-$k->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'idgen keeper' AND pid <> $k_pid")
-  or die 'the keeper was not restarted';
+restart_keeper($k);
 wait_until_generating($k);
 is($k->safe_psql('postgres', 'SELECT lease_node_id = snowflake_id_node(snowflake_id()) FROM idgen_lease_status()'),
 	't', 'after its keeper was terminated, an auto server issues again');
@@ -431,12 +389,7 @@ is($rb->safe_psql('postgres', 'SELECT lease_node_id FROM idgen_lease_status()'),
 # down, so the new keeper cannot read the record yet; the counter is
 # defined on rb only then, so it is installed before the record is read.
 stop_etcd();
-my $rb_pid = $rb->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
-$rb->safe_psql('postgres', "SELECT pg_terminate_backend($rb_pid)");
-$rb->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'idgen keeper' AND pid <> $rb_pid")
-  or die 'the keeper of rb was not restarted';
+restart_keeper($rb);
 $rb->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
 # installed (the keeper knows the name) but not usable: the lease is not current
 my $installed = '';
@@ -460,35 +413,60 @@ unlike($rb_log, qr/claimed node id \d+ in etcd.*claimed node id \d+ in etcd/s,
 $rb->stop('fast');
 
 # ---- A keeper that stalls: the generators enforce the lease's deadline ----
-# With a long reservation, a stopped keeper leaves the generators enough
-# reserved IDs to run on; the lease is renewed by nobody, and etcd frees
-# the node id after the TTL.  The generators must stop before that.
-my $stall = lease_node('stall', 41);
-$stall->append_conf('postgresql.conf', "idgen.reservation = 60s\n");
-$stall->start;
+# stall's clock runs 30 s ahead and its reservation is 60 s long, so a
+# stopped keeper leaves its generators reserved IDs to run on, and
+# sessions keep calling; the lease is renewed by nobody, and etcd frees
+# the node id after the TTL.  The generators must stop before that by
+# themselves.  Then another server, on the real clock, claims the id: its
+# IDs lie above every ID stall issued, through the etcd record alone.
+# Once stall's keeper runs again, stall refuses: the id is taken.
+my $stall = lease_node('stall', 41, extra => "idgen.reservation = 60s\n");
+my (undef, $start_stall) = fake_clock($stall, '+30');
+$start_stall->('start');
 wait_for_keeper($stall);
 wait_for_lease($stall, 'held');
 wait_until_generating($stall);
-my $stall_keeper = $stall->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+$stall->safe_psql('postgres', 'CREATE TABLE issued (id bigint)');
+my $stall_keeper = keeper_pid($stall);
 kill 'STOP', $stall_keeper;
 my $stalled = '';
+my $stalled_rounds = 0;
 $until = time + $PostgreSQL::Test::Utils::timeout_default;
 while (time < $until)
 {
-	$stalled = error_of($stall, 'SELECT snowflake_id()');
+	$stalled = error_of($stall,
+		'INSERT INTO issued SELECT snowflake_id() FROM generate_series(1, 1000)');
 	last if $stalled ne 'no error';
+	$stalled_rounds++;
 	sleep 0.1;
 }
 like($stalled, qr/^55000: this server's lease on its node id in etcd was not renewed in time/,
 	'with its keeper stopped, the generators stop at the lease deadline by themselves');
+cmp_ok($stalled_rounds, '>', 0, "($stalled_rounds rounds of 1,000 IDs were issued while the keeper was stopped)");
 ok(wait_for_key_gone('/idgen/node/41'), 'and etcd then drops the node key');
 like(error_of($stall, "SELECT idgen_uuidv7()"), qr/^55000: /,
 	'every generator that embeds the node id refuses');
+
+my $taker = lease_node('taker', 41, max_lead => '5min');
+$taker->start;
+wait_for_keeper($taker);
+wait_for_lease($taker, 'held');
+wait_until_generating($taker);
+my $stall_max = $stall->safe_psql('postgres', 'SELECT max(id) FROM issued');
+is($taker->safe_psql('postgres', qq{
+	SELECT min(id) > $stall_max, bool_and(snowflake_id_node(id) = 41)
+	  FROM (SELECT snowflake_id() AS id FROM generate_series(1, 100000)) s}),
+	't|t', "the next holder of node id 41 issues above every ID the stalled server issued, although its clock is 30 s behind");
+
 kill 'CONT', $stall_keeper;
-wait_until_generating($stall);
-is($stall->safe_psql('postgres', 'SELECT snowflake_id_node(snowflake_id())'), '41',
-	'once the keeper runs again and claims its id back, generation resumes');
+$stall->poll_query_until('postgres',
+	"SELECT lease_state <> 'held' FROM idgen_lease_status()")
+  or die 'the stalled keeper kept its lease';
+like(error_of($stall, 'SELECT snowflake_id()'), qr/^55000: /,
+	'once its keeper runs again, the stalled server refuses: node id 41 is taken');
+like(etcd_get('/idgen/node/41'), qr/"port": ${\ $taker->port}\b/,
+	'and the key still names the new holder');
+$taker->stop('fast');
 $stall->stop('fast');
 
 done_testing();

@@ -36,7 +36,6 @@ use IdgenEtcd;
 my $ttl = 6;
 
 # ---- etcd, started by us on loopback, stopped by us by its PID ----
-my $etcd_url = etcd_url();
 my $etcd_dir = etcd_dir();
 
 # A field of the reservation record of node id $id (a JSON number).
@@ -50,40 +49,6 @@ sub record_field
 start_etcd();
 
 # ---- servers ----
-
-sub lease_node
-{
-	my ($name, $node_id, $extra) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = '$node_id'
-idgen.lease_endpoints = '$etcd_url'
-idgen.lease_prefix = '/idgen/'
-idgen.lease_ttl = $ttl
-idgen.max_lead = 1h
-idgen.max_wait = 10s
-} . ($extra // ''));
-	return $node;
-}
-
-sub wait_for_lease
-{
-	my ($node, $state) = @_;
-	$node->poll_query_until('postgres',
-		"SELECT lease_state = '$state' FROM idgen_lease_status()")
-	  or die $node->name . ": lease never reached state $state: "
-	  . $node->safe_psql('postgres',
-		'SELECT lease_state, lease_holder, lease_error FROM idgen_lease_status()');
-}
-
-sub wait_until_generating
-{
-	my ($node) = @_;
-	$node->poll_query_until('postgres', 'SELECT snowflake_id() > 0')
-	  or die $node->name . ': never generated';
-}
 
 # Poll the server log of $node from $from for $re; true once it is there.
 sub wait_for_log
@@ -121,7 +86,7 @@ sub wait_for_quiet_record
 
 # ---- 1. The holder's lease is in the snapshot: the record went back ----
 
-my $a = lease_node('a', 5);
+my $a = lease_node('a', 5, max_lead => '1h');
 my (undef, $start_a) = fake_clock($a, '+600');
 $start_a->('start');
 wait_for_keeper($a);
@@ -174,7 +139,7 @@ is($a->safe_psql('postgres', 'SELECT lease_state, lease_id FROM idgen_lease_stat
 $a->stop('fast');
 is(etcd_get('/idgen/node/5'), '', 'a clean stop gives node id 5 back');
 
-my $b = lease_node('b', 5);
+my $b = lease_node('b', 5, max_lead => '1h');
 $b->start;
 wait_for_keeper($b);
 $b->safe_psql('postgres', "SELECT $tickets");
@@ -193,7 +158,7 @@ $b->stop('fast');
 
 # x holds node id 6 first and stops cleanly: the snapshot shows the id
 # free, with x's record, as it was before a2 claimed it.
-my $x = lease_node('x', 6);
+my $x = lease_node('x', 6, max_lead => '1h');
 $x->start;
 wait_for_keeper($x);
 wait_until_generating($x);
@@ -204,7 +169,7 @@ etcdctl('snapshot', 'save', "$etcd_dir/before-claim.db");
 
 # a2's reservation reaches 5 s ahead, so that its generators run on for a
 # while when its keeper stops
-my $a2 = lease_node('a2', 6, "idgen.reservation = 5s\n");
+my $a2 = lease_node('a2', 6, max_lead => '1h', extra => "idgen.reservation = 5s\n");
 my (undef, $start_a2) = fake_clock($a2, '+600');
 $start_a2->('start');
 wait_for_keeper($a2);
@@ -215,7 +180,7 @@ my $a2_tickets = $a2->safe_psql('postgres',
 my $a2_max = $a2->safe_psql('postgres',
 	'SELECT max(snowflake_id()) FROM generate_series(1, 100000)');
 
-my $b2 = lease_node('b2', 6);
+my $b2 = lease_node('b2', 6, max_lead => '1h');
 $b2->start;
 wait_for_keeper($b2);
 $b2->safe_psql('postgres', "SELECT $tickets");
@@ -225,8 +190,7 @@ wait_for_lease($b2, 'taken');
 # worst case, which otherwise depends on where a2's renewal falls.  a2's
 # generators go on until its lease's deadline (TTL less a quarter after
 # its last renewal), or until their reservation ends.
-my $a2_keeper = $a2->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+my $a2_keeper = keeper_pid($a2);
 $log_from = -s $a2->logfile;
 # just after a renewal, so that a2 believes it holds the id for 4 s more
 $a2->poll_query_until('postgres',
@@ -309,7 +273,7 @@ $b2->stop('fast');
 # a3's keeper is stopped from before the restore until the server shuts
 # down, so that it never renews in the restored etcd: its last write on
 # the way out, before it gives the id back, makes the record whole.
-my $a3 = lease_node('a3', 7);
+my $a3 = lease_node('a3', 7, max_lead => '1h');
 my (undef, $start_a3) = fake_clock($a3, '+600');
 $start_a3->('start');
 wait_for_keeper($a3);
@@ -325,8 +289,7 @@ my $a3_local = $a3->safe_psql('postgres', "SELECT ${a3_tickets}::bigint & $seq_m
 my $a3_max = $a3->safe_psql('postgres',
 	'SELECT max(snowflake_id()) FROM generate_series(1, 100000)');
 wait_for_quiet_record(7);
-my $a3_keeper = $a3->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+my $a3_keeper = keeper_pid($a3);
 kill 'STOP', $a3_keeper;
 restore_etcd("$etcd_dir/a3.db");
 cmp_ok(record_field(7, 'tickets'), '<=', $a3_local,
@@ -346,7 +309,7 @@ is(etcd_get('/idgen/node/7'), '', 'a3 stopped cleanly and gave node id 7 back');
 cmp_ok(record_field(7, 'tickets'), '>', $a3_local,
 	'and wrote the record whole again on its way out');
 
-my $b3 = lease_node('b3', 7);
+my $b3 = lease_node('b3', 7, max_lead => '1h');
 $b3->start;
 wait_for_keeper($b3);
 $b3->safe_psql('postgres', "SELECT $tickets");

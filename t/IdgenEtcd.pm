@@ -16,7 +16,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(etcd_url etcd_dir start_etcd stop_etcd restore_etcd etcdctl
-  etcd_get wait_for_key_gone);
+  etcd_get wait_for_key_gone lease_node wait_for_lease wait_until_generating);
 
 my $etcd_bin = '/usr/bin/etcd';
 my ($dir, $url, $peer_url, $etcd);
@@ -122,6 +122,50 @@ sub restore_etcd
 	File::Path::rmtree("$dir/data");
 	rename("$dir/restored", "$dir/data") or die "rename: $!";
 	start_etcd();
+}
+
+
+# A server (not started) with idgen preloaded and leases on this etcd:
+# node id $node_id ('auto', '-1' or a number), lease TTL $opt{ttl} (6 s),
+# key prefix $opt{prefix} ('/idgen/'), idgen.max_lead $opt{max_lead}
+# (60s), and $opt{extra} appended to postgresql.conf.
+sub lease_node
+{
+	my ($name, $node_id, %opt) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $ttl = $opt{ttl} // 6;
+	my $prefix = $opt{prefix} // '/idgen/';
+	my $max_lead = $opt{max_lead} // '60s';
+	$node->init(allows_streaming => 1);
+	$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = '$node_id'
+idgen.lease_endpoints = '${\ etcd_url()}'
+idgen.lease_prefix = '$prefix'
+idgen.lease_ttl = $ttl
+idgen.max_lead = $max_lead
+idgen.max_wait = 10s
+} . ($opt{extra} // ''));
+	return $node;
+}
+
+# Poll until the lease of $node is in $state; dies with its status if not.
+sub wait_for_lease
+{
+	my ($node, $state) = @_;
+	$node->poll_query_until('postgres',
+		"SELECT lease_state = '$state' FROM idgen_lease_status()")
+	  or die $node->name . ": lease never reached state $state: "
+	  . $node->safe_psql('postgres',
+		'SELECT lease_state, lease_holder, lease_error FROM idgen_lease_status()');
+}
+
+# Poll until snowflake_id() works; dies after the suite's timeout.
+sub wait_until_generating
+{
+	my ($node) = @_;
+	$node->poll_query_until('postgres', 'SELECT snowflake_id() > 0')
+	  or die $node->name . ': never generated';
 }
 
 1;

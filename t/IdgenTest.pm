@@ -8,7 +8,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 
-our @EXPORT = qw(error_of wait_for_keeper fake_clock concurrent_pgbench);
+our @EXPORT = qw(error_of wait_for_keeper fake_clock concurrent_pgbench
+  keeper_pid restart_keeper set_and_reload);
 
 # Run SQL that must fail in database postgres; return "SQLSTATE: message"
 # of its error, or "no error".
@@ -325,6 +326,44 @@ sub stop_after_fuzz
 	{
 		Test::More::is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server still answers');
 		$node->stop;
+	}
+}
+
+
+# The PID of $node's keeper (in database $db, postgres by default).
+sub keeper_pid
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql($db // 'postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen keeper'");
+}
+
+# Terminate $node's keeper and wait until the postmaster has started its
+# successor; returns the successor's PID.
+sub restart_keeper
+{
+	my ($node, $db) = @_;
+	$db //= 'postgres';
+	my $pid = keeper_pid($node, $db);
+	$node->safe_psql($db, "SELECT pg_terminate_backend($pid)");
+	$node->poll_query_until($db,
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'idgen keeper' AND pid <> $pid")
+	  or die $node->name . ': the keeper was not restarted';
+	return keeper_pid($node, $db);
+}
+
+# Set each setting (name => value, the value as SHOW prints it) in
+# postgresql.conf, reload, and wait until new sessions see every one.
+sub set_and_reload
+{
+	my ($node, %settings) = @_;
+	$node->append_conf('postgresql.conf',
+		join('', map { "$_ = '$settings{$_}'\n" } sort keys %settings));
+	$node->reload;
+	for my $name (sort keys %settings)
+	{
+		$node->poll_query_until('postgres', "SHOW $name", $settings{$name})
+		  or die $node->name . ": $name was not set to '$settings{$name}'";
 	}
 }
 
