@@ -44,6 +44,7 @@ char	   *idgen_lease_prefix = NULL;
 int			idgen_lease_ttl_s = 10;
 int			idgen_max_lead_ms = 2000;
 int			idgen_max_wait_ms = 1000;
+bool		idgen_counter_lead_on = true;
 int			idgen_reservation_ms = 1000;
 char	   *idgen_database = NULL;
 char	   *idgen_shards_string = NULL;
@@ -600,6 +601,15 @@ idgen_define_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("idgen.counter_lead",
+							 "Lets a counter generator hand out values beyond its durable reservation, made durable by the transaction's commit.",
+							 "Off: a counter hands out only durably reserved values, and a caller that outruns the reservation waits for the keeper, as for values that leave the transaction before it commits.",
+							 &idgen_counter_lead_on,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomStringVariable("idgen.test_clock",
 							   "For tests only: freezes idgen's wall clock at this Unix time in milliseconds.",

@@ -502,6 +502,7 @@ extern Datum idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id);
 extern int	idgen_node_id;
 extern int	idgen_max_lead_ms;
 extern int	idgen_max_wait_ms;
+extern bool idgen_counter_lead_on;
 extern int	idgen_reservation_ms;
 extern char *idgen_database;
 extern char *idgen_shards_string;

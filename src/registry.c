@@ -105,6 +105,13 @@ typedef struct IdgenNamedSlot
 	pg_atomic_uint64 counter_reserved;
 	pg_atomic_uint64 counter_want;
 	pg_atomic_uint64 counter_wake;
+
+	/*
+	 * Bumped by the keeper after it raises the counter to a floor from
+	 * outside (a restored state row, a lease record): values a transaction
+	 * took ahead before that may lie below the floor, so its commit fails.
+	 */
+	pg_atomic_uint32 counter_floor_epoch;
 	/*
 	 * Who may draw from the generator besides superusers (table
 	 * idgen_generator_grant): PUBLIC, or these roles and their members.
@@ -298,6 +305,21 @@ idgen_registry_raise_node_floors(int64 floor_unix_ms)
 }
 
 /*
+ * Raise counter slot i to a floor from outside this server's own
+ * reservations: then bump its floor epoch, so that a transaction holding
+ * values it took ahead before the raise cannot commit them (they may lie
+ * below the floor).  The raise comes first: a caller that reads the new
+ * epoch takes its values above the floor.  Keeper only.
+ */
+static void
+idgen_counter_raise_floor(int i, uint64 floor)
+{
+	idgen_raise_position(&registry_gens[i].gen, floor);
+	pg_write_barrier();
+	pg_atomic_fetch_add_u32(&registry_slots[i].counter_floor_epoch, 1);
+}
+
+/*
  * Counter generators that embed the node id resume above what the lease
  * record gives them (lease.c): values a previous holder of the node id may
  * have handed out.  Keeper only.
@@ -312,7 +334,7 @@ idgen_registry_raise_node_counters(void)
 		if (registry_slots[i].spec.node_bits > 0 &&
 			registry_slots[i].spec.time_field < 0 &&
 			idgen_lease_counter_floor(registry_slots[i].name, &floor))
-			idgen_raise_position(&registry_gens[i].gen, floor);
+			idgen_counter_raise_floor(i, floor);
 }
 
 /* Tell the lease record what those counters have published.  Keeper only. */
@@ -543,6 +565,7 @@ idgen_registry_install(const char *name, const char *layout_text,
 	pg_atomic_init_u64(&slot->counter_reserved, 0);
 	pg_atomic_init_u64(&slot->counter_want, 0);
 	pg_atomic_init_u64(&slot->counter_wake, PG_UINT64_MAX);
+	pg_atomic_init_u32(&slot->counter_floor_epoch, 0);
 
 	/*
 	 * A counter is compared with dropped counters, which it may meet below
@@ -607,12 +630,13 @@ idgen_registry_same(int i, const char *name, const char *layout_text,
  * changed, so a counter's row (missing, or 0 from a new creation) may lie
  * below values the server handed out under the same name and node value.
  * Then the counter resumes above the bound, skipping at most the margin
- * (IDGEN_COUNTER_FLOOR_LEADS times idgen_counter_lead()), instead of starting again at 0.
+ * (IDGEN_COUNTER_FLOOR_STEPS prefetches, or leads under a tight loop:
+ * idgen_counter_floors_cover), instead of starting again at 0.
  * Not replicated: a promoted standby or a restored backup has its own
  * copy, older, which is only ever used as a floor.  Keeper only.
  */
 #define IDGEN_COUNTER_FLOOR_FILE "idgen_counters"
-#define IDGEN_COUNTER_FLOOR_LEADS 16
+#define IDGEN_COUNTER_FLOOR_STEPS 16
 
 typedef struct IdgenCounterFloor
 {
@@ -621,6 +645,7 @@ typedef struct IdgenCounterFloor
 	uint64		bound;			/* local values below it may have been issued */
 	Oid			dboid;			/* where the reservation was written */
 	Oid			relid;
+	int64		raised_ms;		/* monotonic ms of the last raise, or 0 */
 } IdgenCounterFloor;
 
 static IdgenCounterFloor *counter_floors = NULL;
@@ -737,7 +762,7 @@ idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid)
 static void
 idgen_counter_take_restored(int i, uint64 row)
 {
-	idgen_raise_position(&registry_gens[i].gen, row);
+	idgen_counter_raise_floor(i, row);
 	ereport(LOG,
 			(errmsg("idgen keeper: counter \"%s\" continues above its restored durable state " UINT64_FORMAT,
 					registry_slots[i].name, row)));
@@ -1008,8 +1033,11 @@ idgen_registry_write_counters(Oid relid)
 
 /*
  * Before a counter reservation is published: make sure the file's bound
- * covers it, raising the bound by IDGEN_COUNTER_FLOOR_LEADS leads at a
- * time so that the file is written rarely, also under a tight loop.
+ * covers it, raising the bound IDGEN_COUNTER_FLOOR_STEPS prefetches at a
+ * time, so that the file is written rarely and a quiet counter that
+ * resumes from it skips little; or, if it was raised less than a second
+ * before (a tight loop), that many leads, so that it is still written at
+ * most a few times a second.
  */
 static void
 idgen_counter_floors_cover(void)
@@ -1028,10 +1056,16 @@ idgen_counter_floors_cover(void)
 		if (cf->bound >= counter_plan[p].reserved &&
 			cf->relid == counter_state_relid && cf->dboid == MyDatabaseId)
 			continue;
-		cf->bound = Max(cf->bound,
-						Min(counter_plan[p].reserved +
-							IDGEN_COUNTER_FLOOR_LEADS * idgen_counter_lead(&slot->spec),
-							(uint64) slot->spec.tick_limit));
+		{
+			int64		now_ms = idgen_clock_monotonic_ms();
+			uint64		step = (cf->raised_ms != 0 && now_ms - cf->raised_ms < 1000) ?
+				idgen_counter_lead(&slot->spec) : (uint64) slot->spec.counter.prefetch;
+
+			cf->bound = Max(cf->bound,
+							Min(counter_plan[p].reserved + IDGEN_COUNTER_FLOOR_STEPS * step,
+								(uint64) slot->spec.tick_limit));
+			cf->raised_ms = now_ms;
+		}
 		cf->dboid = MyDatabaseId;
 		cf->relid = counter_state_relid;
 		changed = true;
@@ -1698,13 +1732,33 @@ typedef struct IdgenCounterPending
 	uint64		need;			/* local values below this must be durable */
 	uint32		word;			/* under a leased node id: the lease word
 								 * they were taken under, else 0 */
+	uint32		epoch;			/* the slot's counter_floor_epoch before the
+								 * first of them was taken */
 } IdgenCounterPending;
 
 static IdgenCounterPending *counter_pending = NULL;
 static int	counter_pending_n = 0;
 
+/*
+ * Set from the start of this transaction's commit (or PREPARE) until its
+ * end: values taken then (by another extension's commit callback, after
+ * idgen's wait) would not be waited for, so none is taken ahead.
+ */
+static bool counter_committing = false;
+
+static pg_noinline void
+idgen_counter_commit_refused(IdgenNamedSlot *slot, const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("no durable reservation is available for counter generator \"%s\"",
+					slot->name),
+			 errdetail("This transaction drew values of it beyond the durable reservation, and %s; the transaction is rolled back.", why),
+			 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
+}
+
 static void
-idgen_counter_pending_note(int slot, uint64 need, uint32 word)
+idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 {
 	for (int p = 0; p < counter_pending_n; p++)
 		if (counter_pending[p].slot == slot)
@@ -1719,10 +1773,12 @@ idgen_counter_pending_note(int slot, uint64 need, uint32 word)
 	counter_pending[counter_pending_n].slot = slot;
 	counter_pending[counter_pending_n].need = need;
 	counter_pending[counter_pending_n].word = word;
+	counter_pending[counter_pending_n].epoch = epoch;
 	counter_pending_n++;
 }
 
 static void idgen_registry_register_callbacks(void);
+static void idgen_registry_xact_callback(XactEvent event, void *arg);
 
 /*
  * Before this transaction (or parallel worker) commits or prepares: wait
@@ -1759,12 +1815,7 @@ idgen_counter_pending_wait(void)
 				   !pg_atomic_compare_exchange_u64(&slot->counter_want, &want, need))
 				;
 			if (remaining <= 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("no durable reservation is available for counter generator \"%s\"",
-								slot->name),
-						 errdetail("This transaction drew values of it that are not durably reserved; it is rolled back."),
-						 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
+				idgen_counter_commit_refused(slot, "the keeper has not reserved them within idgen.max_wait");
 			if (latch != NULL)
 				SetLatch(latch);
 			waited = true;
@@ -1774,13 +1825,13 @@ idgen_counter_pending_wait(void)
 							 idgen_wait_event("IdgenCounterCommit", &wait_event));
 			ResetLatch(MyLatch);
 		}
-		if (counter_pending[p].word != 0)
-		{
-			pg_read_barrier();	/* the word after the reservation */
-			if (pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
-				counter_pending[p].word)
-				idgen_report_no_node("idgen_next");
-		}
+		pg_read_barrier();		/* the epoch and word after the reservation */
+		if (pg_atomic_read_u32(&slot->counter_floor_epoch) != counter_pending[p].epoch)
+			idgen_counter_commit_refused(slot, "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
+		if (counter_pending[p].word != 0 &&
+			pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
+			counter_pending[p].word)
+			idgen_counter_commit_refused(slot, "this server's claim on its node id changed meanwhile");
 		if (waited)
 		{
 			SpinLockAcquire(&gen->mutex);
@@ -1813,9 +1864,11 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 	for (;;)
 	{
 		uint64		reserved = pg_atomic_read_u64(&slot->counter_reserved);
+		uint32		epoch = pg_atomic_read_u32(&slot->counter_floor_epoch);
 		uint64		first;
 		uint64		need;
 
+		pg_read_barrier();		/* a floor raised before the new epoch */
 		SpinLockAcquire(&gen->mutex);
 		if (unlikely(!gen->owned))
 		{
@@ -1847,7 +1900,7 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 			gen->last = need;
 			gen->issued += count;
 			SpinLockRelease(&gen->mutex);
-			idgen_counter_pending_note(cache->slot, need, word);
+			idgen_counter_pending_note(cache->slot, need, word, epoch);
 			if (need > pg_atomic_read_u64(&slot->counter_wake))
 				idgen_counter_wake_keeper(slot, need);
 			return first;
@@ -1864,12 +1917,24 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 
 		/* outran the reservation: take the lead, or ask the keeper and wait */
 		idgen_refuse_in_recovery("idgen_next");
-		if (!may_lead)
+		if (!may_lead && idgen_counter_lead_on && !counter_committing)
 		{
 			if (counter_pending == NULL)
 				counter_pending = MemoryContextAlloc(TopMemoryContext,
 													 sizeof(IdgenCounterPending) * idgen_max_generators);
 			idgen_registry_register_callbacks();
+
+			/*
+			 * The transaction's first values taken ahead: put idgen's
+			 * callback first, so that its commit waits before any other
+			 * extension's pre-commit work ships them elsewhere (postgres_fdw
+			 * commits its remote transactions there).
+			 */
+			if (counter_pending_n == 0)
+			{
+				UnregisterXactCallback(idgen_registry_xact_callback, NULL);
+				RegisterXactCallback(idgen_registry_xact_callback, NULL);
+			}
 			may_lead = true;
 			continue;
 		}
@@ -2271,14 +2336,20 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 	ListCell   *lc;
 
 	/* counter values taken beyond the reservation must be durable first */
-	if (counter_pending_n > 0 &&
-		(event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
-		 event == XACT_EVENT_PRE_PREPARE))
-		idgen_counter_pending_wait();
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+		event == XACT_EVENT_PRE_PREPARE)
+	{
+		counter_committing = true;
+		if (counter_pending_n > 0)
+			idgen_counter_pending_wait();
+	}
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
 		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PREPARE)
+	{
 		counter_pending_n = 0;
+		counter_committing = false;
+	}
 
 	if (event == XACT_EVENT_COMMIT)
 	{

@@ -23,6 +23,9 @@ $node->init;
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 5\n");
 $node->start;
 wait_for_keeper($node);
+$node->append_conf('postgresql.conf', "max_prepared_transactions = 2\n");
+$node->restart;
+wait_for_keeper($node);
 $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('burst', 'zone:7=3 worker:16 seq:40');
 	SELECT idgen_create_generator('narrow', 'tag:12=2048 seq:20');
@@ -80,8 +83,6 @@ cmp_ok(view('burst', 'waits'), '<=', 10,
 	'the loop and its commit waited for the keeper a few times at most, not every prefetch values');
 is(view('burst', 'counter_reserved > counter_value'), 't',
 	'its commit returned only once every value it drew was durably reserved');
-is(view('burst', 'prefetch, refill'), '1000|500',
-	'the step stays the defined prefetch and refill');
 settle('burst');
 is(view('burst', 'counter_reserved - counter_value - 1 <= prefetch'), 't',
 	'the reservation reaches at most prefetch beyond the last value handed out');
@@ -122,10 +123,57 @@ my ($ret, $out, $err) = $node->psql('postgres', q{
 is($out, '5000', 'beyond the reservation the values are handed out at once');
 like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"/,
 	'the commit fails closed with 55000 while the keeper cannot reserve');
-like($err, qr/DETAIL:\s+This transaction drew values of it that are not durably reserved; it is rolled back\./,
+like($err, qr/DETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
 	'the detail says the transaction is rolled back');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 	'no row holds a value that is not durably reserved');
+
+# A foreign table on another database of this server (postgres_fdw, which
+# commits its remote transaction in its own pre-commit callback): the
+# commit waits before the remote one, so a refused commit leaves no remote
+# row either.  The session took values ahead before it used postgres_fdw
+# (so idgen's callback was registered first, and runs last unless idgen
+# moves it), as a pooled one may.
+$node->safe_psql('postgres', 'CREATE DATABASE remote');
+$node->safe_psql('remote', 'CREATE TABLE far (id bigint PRIMARY KEY)');
+$node->safe_psql('postgres', qq{
+	CREATE EXTENSION postgres_fdw;
+	CREATE SERVER here FOREIGN DATA WRAPPER postgres_fdw
+	  OPTIONS (host '${\ $node->host}', port '${\ $node->port}', dbname 'remote');
+	CREATE USER MAPPING FOR CURRENT_USER SERVER here;
+	CREATE FOREIGN TABLE far (id bigint) SERVER here});
+($ret, $out, $err) = $node->psql('postgres', q{
+	BEGIN;
+	SELECT count(idgen_next('stalled')) FROM generate_series(1, 10);
+	ROLLBACK;
+	SELECT count(*) FROM far;
+	BEGIN;
+	INSERT INTO far SELECT idgen_next('stalled') FROM generate_series(1, 3000);
+	COMMIT;}, timeout => 120);
+like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
+	'a commit that would also commit a foreign table fails closed');
+is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
+	'and the foreign table got no row: idgen waited before postgres_fdw committed');
+
+# PREPARE TRANSACTION waits the same way
+($ret, $out, $err) = $node->psql('postgres', q{
+	BEGIN;
+	INSERT INTO kept SELECT idgen_next('stalled') FROM generate_series(1, 3000);
+	PREPARE TRANSACTION 'kept';}, timeout => 120);
+like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
+	'PREPARE TRANSACTION of values beyond the reservation fails closed too');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'), '0',
+	'and leaves no prepared transaction');
+
+# idgen.counter_lead = off: nothing beyond the reservation, even pending
+# commit; the call itself waits for the keeper and fails closed
+($ret, $out, $err) = $node->psql('postgres', q{
+	SET idgen.counter_lead = off;
+	SELECT idgen_next('stalled');}, timeout => 120);
+like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"\nDETAIL:\s+The idgen keeper has not extended it/,
+	'with idgen.counter_lead off a call beyond the reservation fails at once, not at its commit');
+is($out, '', 'and returns no value');
+
 is($node->safe_psql('postgres', q{
 	SELECT counter_reserved FROM idgen_generators WHERE name = 'stalled'}),
 	'1000', 'the reservation did not move while the keeper was stopped');
@@ -135,6 +183,10 @@ $node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{
 	SELECT min(id & ((1::bigint << 40) - 1)) >= 5000, count(DISTINCT id) FROM kept}),
 	't|10', 'once the keeper is back the counter continues above the values the failed commit drew');
+is($node->safe_psql('postgres', q{
+	SET idgen.counter_lead = off;
+	SELECT count(DISTINCT id) FROM (SELECT idgen_next('stalled') AS id FROM generate_series(1, 20000)) s}),
+	'20000', 'with idgen.counter_lead off, a loop waits for the keeper instead, and works');
 
 # --- what a crash skips: at most prefetch ------------------------------------
 # After an immediate stop a counter resumes at its durable reservation:
