@@ -33,6 +33,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use POSIX ();
 use JSON::PP ();
+use List::Util ();
 use Time::HiRes qw(time sleep);
 use FindBin;
 use lib $FindBin::RealBin;
@@ -173,7 +174,7 @@ bootstrap:
     loop_wait: 1
     retry_timeout: 3
     primary_start_timeout: 0
-    maximum_lag_on_failover: 16777216
+    maximum_lag_on_failover: 1073741824
     synchronous_mode: $sync
     postgresql:
       use_pg_rewind: true
@@ -428,6 +429,7 @@ sub check_rows
 	}
 	note "$s: rows per primary (timeline, member port, node id of snowflake_id, rows):\n"
 	  . sql($p, 'SELECT tli, port, snowflake_id_node(sf), count(*) FROM ids GROUP BY 1, 2, 3 ORDER BY 1');
+	$c->{dups} = List::Util::sum0(@dups);
 	return $rows;
 }
 
@@ -468,6 +470,12 @@ sub bench_summary
 	my $txns = 0;
 	$txns += $1 while $log =~ /number of transactions actually processed: (\d+)/g;
 	unlike($log, qr/duplicate key|23505/, "$c->{scope}: no duplicate-key error in pgbench's output");
+	# what the clients saw while the primary changed
+	my $err = -e "$c->{loaddir}/logged.err" ? slurp_file("$c->{loaddir}/logged.err") : '';
+	my %seen;
+	$seen{$_}++ for "$log\n$err" =~ /(?:ERROR|FATAL):\s+([^\n]{0,70})/g;
+	note "$c->{scope}: errors the clients saw:\n"
+	  . join("\n", map { "$seen{$_} x $_" } sort { $seen{$b} <=> $seen{$a} } keys %seen);
 	return $txns;
 }
 
@@ -493,8 +501,9 @@ my %fig;
 	is($lost, 0, "idgen-sync: every one of the $logged rows the client saw committed survived both changes");
 	my $txns = bench_summary($c);
 	$fig{rows} += $rows;
+	$fig{dups} += $c->{dups};
 	note "FIGURES idgen-sync: $rows rows ($txns pgbench transactions, $logged logged by psql), "
-	  . "0 duplicates, 1 switchover, 1 failover, $lost committed rows lost";
+	  . "$c->{dups} duplicates, 1 switchover, 1 failover, $lost committed rows lost";
 	stop_cluster($c);
 }
 
@@ -529,10 +538,11 @@ my %fig;
 	  . "the new primary issued again $ctr_again of their counter values (seq:40 has no node field)";
 	my $txns = bench_summary($c);
 	$fig{rows} += $rows;
+	$fig{dups} += $c->{dups};
 	note "FIGURES idgen-async: $rows rows ($txns pgbench transactions, $logged logged by psql), "
-	  . "0 duplicates, 1 switchover, 1 failover, $lost committed rows lost, $ctr_again counter values issued again";
+	  . "$c->{dups} duplicates, 1 switchover, 1 failover, $lost committed rows lost, $ctr_again counter values issued again";
 	stop_cluster($c);
 }
 
-note "FIGURES total: $fig{rows} rows, 0 duplicates, $fig{switchovers} switchovers, $fig{failovers} failovers";
+note "FIGURES total: $fig{rows} rows, $fig{dups} duplicates, $fig{switchovers} switchovers, $fig{failovers} failovers";
 done_testing();
