@@ -408,6 +408,12 @@ sub kill_primary
 {
 	my ($c, $p) = @_;
 	wait_sync_standby($c);
+	# Patroni fails over only to a replica that is running; without one
+	# it restarts the old primary in place
+	ok( wait_until(sub {
+				(sql($p, "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'") // 0) >= 1;
+			}),
+		"$c->{scope}: a replica streams from $p->{name}");
 	my $pm = postmaster_pid($p);
 	ok($pm, "$c->{scope}: the postmaster of $p->{name} runs") or return $p;
 	kill 'KILL', $pm;
