@@ -53,17 +53,19 @@ fi
 npm_cache=${IDGEN_PG_CACHE:-/var/cache/idgen}/npm
 mkdir -p "$npm_cache"
 chown postgres: "$npm_cache"
-# t/060_pgbouncer.pl and t/061_partman.pl run on PostgreSQL 15 only, with
-# Debian's pgbouncer and pg_partman (postgresql-15-partman installs into
-# Debian's PostgreSQL 15, the one scripts/pg.sh uses).  On 15 they fail,
-# rather than skip, when the component is missing.
+# t/060_pgbouncer.pl, t/061_partman.pl and t/062_patroni.pl run on
+# PostgreSQL 15 only, with Debian's pgbouncer, pg_partman
+# (postgresql-15-partman installs into Debian's PostgreSQL 15, the one
+# scripts/pg.sh uses) and Patroni (whose service starts only once
+# /etc/patroni/config.yml exists; the test runs its own).  On 15 they
+# fail, rather than skip, when the component is missing.
 # Debian's pgbouncer package starts a service of its own (on localhost);
 # the test starts its own pgbouncer, so a service this run installed is
 # stopped again.
 case " $versions " in
 	*" 15 "*)
 		had_pgbouncer=$(dpkg-query -W -f='${Status}' pgbouncer 2>/dev/null || true)
-		install_packages pgbouncer postgresql-15-partman
+		install_packages pgbouncer postgresql-15-partman patroni
 		if [ "$had_pgbouncer" != "install ok installed" ]; then
 			systemctl stop pgbouncer >/dev/null 2>&1 ||
 				service pgbouncer stop >/dev/null 2>&1 || true
@@ -111,7 +113,7 @@ for version in $versions; do
 	passed=0 failed=0 report="" label="PostgreSQL $version"
 	extra_env=(IDGEN_NODE_REQUIRED=1 IDGEN_NPM_CACHE="$npm_cache")
 	if [ "$version" = 15 ]; then
-		extra_env+=(IDGEN_PGBOUNCER_REQUIRED=1 IDGEN_PARTMAN_REQUIRED=1)
+		extra_env+=(IDGEN_PGBOUNCER_REQUIRED=1 IDGEN_PARTMAN_REQUIRED=1 IDGEN_PATRONI_REQUIRED=1)
 	fi
 
 	if ! use_pg "$version"; then
