@@ -674,7 +674,9 @@ idgen_etcd_authenticate(const char *base, long timeout_ms)
 	message = idgen_etcd_message(&answer->root);
 	token = idgen_json_string(&answer->root, "token");
 	explicit_bzero(body.data, body.maxlen);
-	if (status == 200 && token != NULL && message == NULL)
+	/* the token goes into a header line: it must not end it */
+	if (status == 200 && token != NULL && message == NULL &&
+		strpbrk(token, "\r\n") == NULL)
 	{
 		auth_token = MemoryContextStrdup(TopMemoryContext, token);
 		explicit_bzero(token, strlen(token));
