@@ -119,6 +119,15 @@
 #define IDGEN_LEASE_RETRY_MS 500
 #define IDGEN_LEASE_CLAIM_RETRY_MS 1000
 
+/*
+ * How long an authentication may take.  etcd checks the password with
+ * bcrypt and passes the request through raft: hundreds of milliseconds on
+ * a busy member, more than the quarter of idgen.reservation other requests
+ * get.  It is rare (a new token), and it changes nothing the lease's
+ * deadline protects: the generators enforce the deadline themselves.
+ */
+#define IDGEN_ETCD_AUTH_TIMEOUT_MS 1000
+
 /* the keeper's connection to etcd; NULL until first used */
 static CURL *curl = NULL;
 static List *endpoints = NIL;
@@ -740,7 +749,7 @@ idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 				/* the exit path parses nothing: without a token, give up */
 				if (proc_exit_inprogress)
 					return NULL;
-				if (!idgen_etcd_authenticate(base, per_try))
+				if (!idgen_etcd_authenticate(base, Max(per_try, IDGEN_ETCD_AUTH_TIMEOUT_MS)))
 					break;
 				auth_settings = MemoryContextStrdup(TopMemoryContext, settings);
 			}
