@@ -116,19 +116,12 @@ PostgreSQL::Test::Utils::append_to_file($wrong_pwfile, "not-the-password\n");
 chmod 0600, $pwfile, $wrong_pwfile;
 
 # ---- a server holding node id 7 over https, as user idgen ----
-my $node = PostgreSQL::Test::Cluster->new('tls');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 7
-idgen.lease_endpoints = '$etcd_url'
-idgen.lease_ttl = $ttl
+my $node = lease_node('tls', 7, ttl => $ttl, extra => qq{
 idgen.lease_ca_file = '$certs/ca.crt'
 idgen.lease_cert_file = '$certs/client.crt'
 idgen.lease_key_file = '$certs/client.key'
 idgen.lease_user = 'idgen'
 idgen.lease_password_file = '$pwfile'
-idgen.max_wait = 10s
 });
 $node->start;
 wait_for_keeper($node);
@@ -139,7 +132,8 @@ sub status
 		'SELECT lease_state, lease_id, lease_error FROM idgen_lease_status()');
 }
 
-sub wait_until_generating
+# Poll until snowflake_id() works again, and say so.
+sub generates
 {
 	my ($what) = @_;
 	$node->poll_query_until('postgres', 'SELECT snowflake_id() > 0')
@@ -176,10 +170,8 @@ sub reload_with
 	$node->safe_psql('postgres', "$sql; SELECT pg_reload_conf()");
 }
 
-$node->poll_query_until('postgres',
-	"SELECT lease_state = 'held' FROM idgen_lease_status()")
-  or die 'never held: ' . status();
-wait_until_generating('over TLS with a client certificate and a user');
+wait_for_lease($node, 'held');
+generates('over TLS with a client certificate and a user');
 like(etcd_get('/idgen/node/7'), qr/"system_identifier"/,
 	'the node key is in etcd, written as user idgen');
 
@@ -211,7 +203,7 @@ sub still_held
 				"SELECT lease_state = 'held' FROM idgen_lease_status()") eq 't';
 		}),
 		"$what: the lease is held later");
-	wait_until_generating($what);
+	generates($what);
 	is($node->safe_psql('postgres',
 			"SELECT count(DISTINCT snowflake_id()) FROM generate_series(1, 1000)"),
 		'1000', "$what: distinct IDs");
@@ -227,20 +219,20 @@ still_held('authentication turned off and on');
 reload_with("ALTER SYSTEM SET idgen.lease_ca_file = '$certs/other-ca.crt'");
 wait_until_refused('a wrong CA', 'idgen.lease_ca_file');
 reload_with('ALTER SYSTEM RESET idgen.lease_ca_file');
-wait_until_generating('the CA corrected and reloaded');
+generates('the CA corrected and reloaded');
 
 # ---- a client certificate etcd does not trust ----
 reload_with("ALTER SYSTEM SET idgen.lease_cert_file = '$certs/other-client.crt'; "
 	  . "ALTER SYSTEM SET idgen.lease_key_file = '$certs/other-client.key'");
 wait_until_refused('an untrusted client certificate', 'idgen.lease_cert_file');
 reload_with('ALTER SYSTEM RESET idgen.lease_cert_file; ALTER SYSTEM RESET idgen.lease_key_file');
-wait_until_generating('the certificate corrected and reloaded');
+generates('the certificate corrected and reloaded');
 
 # ---- a wrong password ----
 reload_with("ALTER SYSTEM SET idgen.lease_password_file = '$wrong_pwfile'");
 wait_until_refused('a wrong password', 'idgen.lease_password_file');
 reload_with('ALTER SYSTEM RESET idgen.lease_password_file');
-wait_until_generating('the password corrected and reloaded');
+generates('the password corrected and reloaded');
 
 # ---- a password file that others can read is refused ----
 chmod 0644, $wrong_pwfile;
@@ -250,7 +242,7 @@ like($node->safe_psql('postgres', 'SELECT lease_error FROM idgen_lease_status()'
 	qr/must be a file of the database user with permissions u=rw \(0600\) or less/,
 	'... because of its permissions');
 reload_with('ALTER SYSTEM RESET idgen.lease_password_file');
-wait_until_generating('the password file corrected and reloaded');
+generates('the password file corrected and reloaded');
 
 # ---- secrets ----
 unlike(slurp_file($node->logfile), qr/\Q$password\E/, 'the password is never logged');
