@@ -42,6 +42,11 @@ bool		idgen_leases_on = false;
 char	   *idgen_lease_endpoints = NULL;
 char	   *idgen_lease_prefix = NULL;
 int			idgen_lease_ttl_s = 10;
+char	   *idgen_lease_ca_file = NULL;
+char	   *idgen_lease_cert_file = NULL;
+char	   *idgen_lease_key_file = NULL;
+char	   *idgen_lease_user = NULL;
+char	   *idgen_lease_password_file = NULL;
 int			idgen_max_lead_ms = 2000;
 int			idgen_max_wait_ms = 1000;
 bool		idgen_counter_lead_on = true;
@@ -512,6 +517,65 @@ idgen_define_gucs(void)
 							fixed,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+
+	/*
+	 * TLS and authentication with etcd.  Reloadable: the keeper hands them to
+	 * libcurl at every request (a connection made under other settings is not
+	 * reused), so certificates and passwords can be rotated without a
+	 * restart.  A wrong value cannot produce a duplicate: etcd then refuses
+	 * the renewals and generation stops at the lease's deadline.  Named after
+	 * the server's own ssl_ca_file, ssl_cert_file and ssl_key_file.
+	 */
+	DefineCustomStringVariable("idgen.lease_ca_file",
+							   "File of CA certificates that verify etcd's server certificate (https:// endpoints).",
+							   "Empty means the system's trusted CAs.",
+							   &idgen_lease_ca_file,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("idgen.lease_cert_file",
+							   "File of the client certificate the keeper presents to etcd.",
+							   "For an etcd started with --client-cert-auth.  Empty means none.",
+							   &idgen_lease_cert_file,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("idgen.lease_key_file",
+							   "File of the private key of \"idgen.lease_cert_file\".",
+							   "Empty means the key is in the certificate's file.",
+							   &idgen_lease_key_file,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("idgen.lease_user",
+							   "etcd user as which the keeper authenticates; empty means none.",
+							   "For an etcd with authentication enabled; the password is read from \"idgen.lease_password_file\".",
+							   &idgen_lease_user,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	/*
+	 * The password itself is never a setting: a value in postgresql.conf or
+	 * postgresql.auto.conf is copied into base backups and shown to members
+	 * of pg_read_all_settings.  Like libpq's passfile and the server's
+	 * ssl_key_file, it lives in a file only the server's user can read.
+	 */
+	DefineCustomStringVariable("idgen.lease_password_file",
+							   "File holding the password of \"idgen.lease_user\" (its first line).",
+							   "It must not be readable by group or others.  Read at every authentication.",
+							   &idgen_lease_password_file,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
 
 	DefineCustomStringVariable("idgen.epoch",
 							   "Moment from which ID timestamps count milliseconds.",

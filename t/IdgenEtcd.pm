@@ -16,10 +16,16 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(etcd_url etcd_dir start_etcd stop_etcd restore_etcd etcdctl
-  etcd_get wait_for_key_gone lease_node wait_for_lease wait_until_generating);
+  etcd_get wait_for_key_gone etcdctl_user lease_node wait_for_lease
+  wait_until_generating);
 
 my $etcd_bin = '/usr/bin/etcd';
 my ($dir, $url, $peer_url, $etcd);
+
+# start_etcd's options, kept for a restart (restore_etcd), and etcdctl's
+# matching ones: TLS files, and the user once authentication is on.
+my %opts;
+my @ctl_opts;
 
 sub setup
 {
@@ -36,9 +42,30 @@ sub setup
 sub etcd_url { setup(); return $url; }
 sub etcd_dir { setup(); return $dir; }
 
+# start_etcd(%options): with no options, plain HTTP without
+# authentication.  TLS: cert_file and key_file (the server's certificate,
+# which must also allow client authentication: etcd's gateway connects to
+# etcd with it), trusted_ca_file (with client_cert_auth => 1, clients must
+# present a certificate this CA signed); the URL becomes https://, and
+# etcdctl uses ca (the CA file) and client_cert and client_key.
+# ctl_user => 'user:password' makes etcdctl authenticate (once auth is
+# enabled).  args => [...]: more of etcd's options.  A restart
+# (restore_etcd) keeps the options.
 sub start_etcd
 {
+	my (%o) = @_;
 	setup();
+	%opts = %o if %o;
+	my @tls;
+	if ($opts{cert_file})
+	{
+		$url =~ s{^http://}{https://};
+		push @tls, '--cert-file', $opts{cert_file}, '--key-file', $opts{key_file};
+		push @tls, '--trusted-ca-file', $opts{trusted_ca_file}
+		  if $opts{trusted_ca_file};
+		push @tls, '--client-cert-auth' if $opts{client_cert_auth};
+	}
+	set_ctl_opts();
 	$etcd = IPC::Run::start(
 		[
 			$etcd_bin, '--name', 'idgen-test',
@@ -47,7 +74,8 @@ sub start_etcd
 			'--advertise-client-urls', $url,
 			'--listen-peer-urls', $peer_url,
 			'--initial-advertise-peer-urls', $peer_url,
-			'--initial-cluster', "idgen-test=$peer_url"
+			'--initial-cluster', "idgen-test=$peer_url",
+			@tls, @{ $opts{args} // [] }
 		],
 		'>>', "$dir/etcd.log", '2>>', "$dir/etcd.log");
 	for (1 .. 300)
@@ -56,6 +84,22 @@ sub start_etcd
 		sleep 0.1;
 	}
 	BAIL_OUT("etcd did not start; see $dir/etcd.log");
+}
+
+# etcdctl authenticates as 'user:password' from now on ('' for no one).
+sub etcdctl_user
+{
+	($opts{ctl_user}) = @_;
+	set_ctl_opts();
+}
+
+sub set_ctl_opts
+{
+	@ctl_opts = ();
+	push @ctl_opts, '--cacert', $opts{ca} if $opts{ca};
+	push @ctl_opts, '--cert', $opts{client_cert}, '--key', $opts{client_key}
+	  if $opts{client_cert};
+	push @ctl_opts, '--user', $opts{ctl_user} if $opts{ctl_user};
 }
 
 sub stop_etcd
@@ -73,7 +117,8 @@ sub etcdctl
 {
 	my @args = @_;
 	my ($out, $err) = ('', '');
-	IPC::Run::run([ 'etcdctl', '--endpoints', etcd_url(), @args ], '>', \$out, '2>', \$err)
+	IPC::Run::run([ 'etcdctl', '--endpoints', etcd_url(), @ctl_opts, @args ],
+		'>', \$out, '2>', \$err)
 	  or die "etcdctl @args: $err";
 	return $out;
 }
@@ -84,7 +129,7 @@ sub etcd_get
 	my ($key) = @_;
 	my ($out, $err) = ('', '');
 	my $ok = IPC::Run::run(
-		[ 'etcdctl', '--endpoints', etcd_url(), '--dial-timeout', '2s',
+		[ 'etcdctl', '--endpoints', etcd_url(), @ctl_opts, '--dial-timeout', '2s',
 		  'get', $key, '--print-value-only' ],
 		'>', \$out, '2>', \$err);
 	return 'unreachable' unless $ok;
