@@ -111,7 +111,7 @@ for version in $versions; do
 	say "PostgreSQL $version"
 	t0=$SECONDS
 	passed=0 failed=0 report="" label="PostgreSQL $version"
-	extra_env=(IDGEN_NODE_REQUIRED=1 IDGEN_NPM_CACHE="$npm_cache")
+	extra_env=(IDGEN_NODE_REQUIRED=1 IDGEN_ETCD_REQUIRED=1 IDGEN_NPM_CACHE="$npm_cache")
 	if [ "$version" = 15 ]; then
 		extra_env+=(IDGEN_PGBOUNCER_REQUIRED=1 IDGEN_PARTMAN_REQUIRED=1 IDGEN_PATRONI_REQUIRED=1)
 	fi

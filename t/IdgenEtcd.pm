@@ -30,8 +30,15 @@ my @ctl_opts;
 sub setup
 {
 	return if $dir;
-	BAIL_OUT("etcd not found at $etcd_bin (Debian package etcd-server)")
-	  unless -x $etcd_bin;
+	# Without etcd the lease tests skip, with the reason, so that "make
+	# installcheck" runs the rest; the test command sets
+	# IDGEN_ETCD_REQUIRED=1, and then a missing etcd fails.
+	if (!-x $etcd_bin)
+	{
+		BAIL_OUT("etcd not found at $etcd_bin (Debian package etcd-server)")
+		  if $ENV{IDGEN_ETCD_REQUIRED};
+		plan skip_all => "etcd not found at $etcd_bin (Debian package etcd-server); IDGEN_ETCD_REQUIRED=1 makes this a failure";
+	}
 	$dir = PostgreSQL::Test::Utils::tempdir('etcd');
 	$url = 'http://127.0.0.1:' . PostgreSQL::Test::Cluster::get_free_port();
 	$peer_url = 'http://127.0.0.1:' . PostgreSQL::Test::Cluster::get_free_port();
