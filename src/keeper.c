@@ -1190,6 +1190,19 @@ idgen_keeper_load(void)
 		else
 			idgen_keeper_reserve_to(published);
 	}
+	else if (published > 0)
+	{
+		/*
+		 * A new keeper in running shared memory, whose published reservation
+		 * is on disk: it is ready now, not at the next write, which an idle
+		 * server may not need for a long time.
+		 */
+		SpinLockAcquire(&keeper->mutex);
+		keeper->failures = 0;
+		keeper->state = IDGEN_KEEPER_READY;
+		strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
+		SpinLockRelease(&keeper->mutex);
+	}
 	return true;
 }
 
