@@ -115,6 +115,11 @@ for version in $versions; do
 	if [ "$version" = 15 ]; then
 		extra_env+=(IDGEN_PGBOUNCER_REQUIRED=1 IDGEN_PARTMAN_REQUIRED=1 IDGEN_PATRONI_REQUIRED=1)
 	fi
+	# t/072_soak.pl, the fault-injecting soak (about 100 s), runs in the
+	# PostgreSQL 17 suite only, where no other integration test runs.
+	if [ "$version" = 17 ]; then
+		extra_env+=(IDGEN_SOAK=1)
+	fi
 
 	if ! use_pg "$version"; then
 		echo "*** PostgreSQL $version is not available"
