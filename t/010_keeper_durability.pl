@@ -27,15 +27,6 @@ wait_for_keeper($node);
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', 'CREATE EXTENSION idgen');
 
-# A keeper restarted on an idle server reports ready by itself: the
-# published reservation is durable, and no call has to ask for a new one
-# (it used to stay "starting" until a generator was called).
-$node->safe_psql('postgres', 'SELECT snowflake_id()');
-restart_keeper($node);
-ok($node->poll_query_until('postgres',
-		"SELECT keeper_state = 'ready' FROM idgen_status()"),
-	'a keeper restarted on an idle server reports ready without a call');
-
 # "SQLSTATE: message" of the error that SQL raises in database app (while
 # a synchronous standby is missing, every commit hangs: "postgres" may hold
 # the keeper's uncommitted work)
