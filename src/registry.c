@@ -1781,6 +1781,34 @@ static void idgen_registry_register_callbacks(void);
 static void idgen_registry_xact_callback(XactEvent event, void *arg);
 
 /*
+ * One turn of waiting until the keeper has reserved the counter's local
+ * values below "need": ask for them (counter_want), wake the keeper, sleep
+ * for at most 1 ms.  False, without sleeping, once the deadline (monotonic
+ * ms) has passed.  Shared by callers that outran the lead and commits.
+ */
+static bool
+idgen_counter_wait_turn(IdgenNamedSlot *slot, uint64 need, int64 deadline,
+						const char *event, uint32 *wait_event)
+{
+	uint64		want = pg_atomic_read_u64(&slot->counter_want);
+	Latch	   *latch = idgen_keeper_latch();
+	int64		remaining = deadline - idgen_clock_monotonic_ms();
+
+	while (want < need &&
+		   !pg_atomic_compare_exchange_u64(&slot->counter_want, &want, need))
+		;
+	if (remaining <= 0)
+		return false;
+	if (latch != NULL)
+		SetLatch(latch);
+	CHECK_FOR_INTERRUPTS();
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 Min(remaining, 1), idgen_wait_event(event, wait_event));
+	ResetLatch(MyLatch);
+	return true;
+}
+
+/*
  * Before this transaction (or parallel worker) commits or prepares: wait
  * until the keeper has made durable every value it took beyond a counter's
  * reservation, or fail closed (55000), which rolls it back.  Under a
@@ -1804,26 +1832,12 @@ idgen_counter_pending_wait(void)
 
 		while (pg_atomic_read_u64(&slot->counter_reserved) < need)
 		{
-			uint64		want = pg_atomic_read_u64(&slot->counter_want);
-			Latch	   *latch = idgen_keeper_latch();
-			int64		remaining;
-
 			if (deadline == 0)
 				deadline = idgen_reservation_deadline();
-			remaining = deadline - idgen_clock_monotonic_ms();
-			while (want < need &&
-				   !pg_atomic_compare_exchange_u64(&slot->counter_want, &want, need))
-				;
-			if (remaining <= 0)
+			if (!idgen_counter_wait_turn(slot, need, deadline,
+										 "IdgenCounterCommit", &wait_event))
 				idgen_counter_commit_refused(slot, "the keeper has not reserved them within idgen.max_wait");
-			if (latch != NULL)
-				SetLatch(latch);
 			waited = true;
-			CHECK_FOR_INTERRUPTS();
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 Min(remaining, 1),
-							 idgen_wait_event("IdgenCounterCommit", &wait_event));
-			ResetLatch(MyLatch);
 		}
 		pg_read_barrier();		/* the epoch and word after the reservation */
 		if (pg_atomic_read_u32(&slot->counter_floor_epoch) != counter_pending[p].epoch)
@@ -1940,30 +1954,15 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 		}
 		if (deadline == 0)
 			deadline = idgen_reservation_deadline();
-		{
-			uint64		want = pg_atomic_read_u64(&slot->counter_want);
-			Latch	   *latch = idgen_keeper_latch();
-			int64		remaining = deadline - idgen_clock_monotonic_ms();
-
-			while (want < need &&
-				   !pg_atomic_compare_exchange_u64(&slot->counter_want, &want, need))
-				;
-			if (remaining <= 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("no durable reservation is available for counter generator \"%s\"",
-								slot->name),
-						 errdetail("The idgen keeper has not extended it; idgen_status() says why."),
-						 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
-			if (latch != NULL)
-				SetLatch(latch);
-			waited = true;
-			CHECK_FOR_INTERRUPTS();
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 Min(remaining, 1),
-							 idgen_wait_event("IdgenReservation", &wait_event));
-			ResetLatch(MyLatch);
-		}
+		if (!idgen_counter_wait_turn(slot, need, deadline,
+									 "IdgenReservation", &wait_event))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("no durable reservation is available for counter generator \"%s\"",
+							slot->name),
+					 errdetail("The idgen keeper has not extended it; idgen_status() says why."),
+					 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
+		waited = true;
 	}
 }
 
