@@ -1878,11 +1878,16 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 	for (;;)
 	{
 		uint64		reserved = pg_atomic_read_u64(&slot->counter_reserved);
-		uint32		epoch = pg_atomic_read_u32(&slot->counter_floor_epoch);
+		uint32		epoch = 0;
 		uint64		first;
 		uint64		need;
 
-		pg_read_barrier();		/* a floor raised before the new epoch */
+		/* only a call taking values ahead needs the epoch (read before) */
+		if (unlikely(may_lead))
+		{
+			epoch = pg_atomic_read_u32(&slot->counter_floor_epoch);
+			pg_read_barrier();	/* a floor raised before the new epoch */
+		}
 		SpinLockAcquire(&gen->mutex);
 		if (unlikely(!gen->owned))
 		{
