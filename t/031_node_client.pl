@@ -21,24 +21,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-# skip, or fail where the client must run
-sub cannot_run
-{
-	my ($why) = @_;
-	if ($ENV{IDGEN_NODE_REQUIRED})
-	{
-		fail($why);
-		done_testing();
-		exit;
-	}
-	plan skip_all => $why;
-}
-
-for my $tool ('node', 'npm')
-{
-	cannot_run("$tool is not installed (Debian packages nodejs, npm)")
-	  unless grep { -x "$_/$tool" } split /:/, $ENV{PATH};
-}
+require_node();
 
 # With a kept cache, --prefer-offline takes "pg" from it without asking
 # the registry: fast, and it works offline once cached.
@@ -51,7 +34,7 @@ my $npm_ok = eval {
 		  '--cache', $ENV{IDGEN_NPM_CACHE} || "$dir/npm-cache", 'pg' ],
 		'>', \$npm_out, '2>', \$npm_err, IPC::Run::timeout(240));
 };
-cannot_run("npm could not install the package pg (no registry, nothing cached?): "
+node_cannot_run("npm could not install the package pg (no registry, nothing cached?): "
 	  . ((grep { !/complete log of this run/ } split /\n/, $npm_err || $@ || 'unknown error')[0]
 		// 'unknown error'))
   unless $npm_ok && -d "$dir/node_modules/pg";

@@ -29,24 +29,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-# skip, or fail where the service must run
-sub cannot_run
-{
-	my ($why) = @_;
-	if ($ENV{IDGEN_NODE_REQUIRED})
-	{
-		fail($why);
-		done_testing();
-		exit;
-	}
-	plan skip_all => $why;
-}
-
-for my $tool ('node', 'npm')
-{
-	cannot_run("$tool is not installed (Debian packages nodejs, npm)")
-	  unless grep { -x "$_/$tool" } split /:/, $ENV{PATH};
-}
+require_node();
 
 # The service as a user deploys it: its files, then `npm ci` from the lock
 # file: from the cache alone if it holds everything, else from the registry.
@@ -75,7 +58,7 @@ for my $mode ('--offline', '--prefer-offline')
 	last if $npm_ok && -d "$app/node_modules/fastify" && -d "$app/node_modules/pg";
 	note "npm ci $mode: " . ((split /\n/, $npm_err || $@ || 'failed')[0] // '');
 }
-cannot_run("npm could not install the service's dependencies (no registry, nothing cached?): "
+node_cannot_run("npm could not install the service's dependencies (no registry, nothing cached?): "
 	  . ((grep { !/complete log of this run/ } split /\n/, $npm_err || $@ || 'unknown error')[0]
 		// 'unknown error'))
   unless $npm_ok && -d "$app/node_modules/fastify" && -d "$app/node_modules/pg";

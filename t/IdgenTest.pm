@@ -9,7 +9,7 @@ use Test::More;
 use IPC::Run;
 
 our @EXPORT = qw(error_of wait_for_keeper fake_clock concurrent_pgbench
-  keeper_pid restart_keeper set_and_reload);
+  keeper_pid restart_keeper set_and_reload node_cannot_run require_node);
 
 # Run SQL that must fail in database postgres; return "SQLSTATE: message"
 # of its error, or "no error".
@@ -364,6 +364,31 @@ sub set_and_reload
 	{
 		$node->poll_query_until('postgres', "SHOW $name", $settings{$name})
 		  or die $node->name . ": $name was not set to '$settings{$name}'";
+	}
+}
+
+
+# For the tests that run Node: skip with $why, or fail under
+# IDGEN_NODE_REQUIRED (the test command sets it), where Node must run.
+sub node_cannot_run
+{
+	my ($why) = @_;
+	if ($ENV{IDGEN_NODE_REQUIRED})
+	{
+		fail($why);
+		done_testing();
+		exit;
+	}
+	plan skip_all => $why;
+}
+
+# node and npm must be on the PATH.
+sub require_node
+{
+	for my $tool ('node', 'npm')
+	{
+		node_cannot_run("$tool is not installed (Debian packages nodejs, npm)")
+		  unless grep { -x "$_/$tool" } split /:/, $ENV{PATH};
 	}
 }
 
