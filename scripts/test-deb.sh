@@ -80,7 +80,7 @@ run() {
 	[ "$lint_rc" -eq 0 ] || { fail "lintian failed (exit $lint_rc)"; return 1; }
 
 	say "removing idgen from PostgreSQL 15 before installing the package"
-	if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'installed'; then
+	if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q ' installed$'; then
 		DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >/dev/null
 	fi
 	make -C "$src" -s PG_CONFIG="$PG_CONFIG" uninstall
@@ -125,7 +125,7 @@ run() {
 	say "apt-get purge $pkg"
 	DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >/dev/null ||
 		{ fail "apt-get purge $pkg failed"; return 1; }
-	! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'installed' ||
+	! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q ' installed$' ||
 		{ fail "$pkg is still installed after purge"; return 1; }
 	f=$(idgen_files; ls -d /usr/share/doc/$pkg 2>/dev/null)
 	[ -z "$f" ] || { printf '%s\n' "$f"; fail "idgen files remain after purging $pkg"; return 1; }
@@ -136,7 +136,7 @@ lint_report="" regress_report=""
 run
 
 # Leave PostgreSQL 15 with idgen from the source tree, as before.
-if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'installed'; then
+if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q ' installed$'; then
 	DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >/dev/null
 fi
 fresh=$(private_copy)
