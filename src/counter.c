@@ -29,20 +29,25 @@
  * resumes at the durable reservation, so a crash skips at most prefetch
  * values beyond the last one handed out.
  *
- * Pending commit.  A session calling in a tight loop uses 1,000 values in
- * a few microseconds, far less than one durable commit, so if it waited
- * for the keeper whenever it ran out it would wait for a WAL flush every
- * prefetch values.  Instead a caller that outruns the durable reservation
- * takes up to idgen_counter_lead() values beyond it at once, and its
- * transaction's commit (or PREPARE TRANSACTION, or a parallel worker's
- * end) waits until the keeper has made them durable; if the keeper cannot
- * within max_wait, the commit fails (55000) and the transaction rolls
- * back.  This is how PostgreSQL's sequences do it: nextval() logs ahead
- * without waiting for a flush, and the calling transaction's commit
- * flushes that record.  So no transaction commits a value that the
- * counter could hand out again, and the values of a transaction that had
- * not committed when the server crashed may be handed out again after it,
- * as a sequence's would.  Values below the durable reservation, which is
+ * Durable by the statement's end.  A session calling in a tight loop uses
+ * 1,000 values in a few microseconds, far less than one durable commit,
+ * so if it waited for the keeper whenever it ran out it would wait for a
+ * WAL flush every prefetch values.  Instead a caller that outruns the
+ * durable reservation takes up to idgen_counter_lead() values beyond it
+ * at once, and the end of the statement that took them (any executor's
+ * end, a utility command's end) waits until the keeper has made them
+ * durable; if the keeper cannot within max_wait, the statement fails
+ * (55000).  Values no statement end covers (a deferred trigger's) are
+ * waited for by the commit, PREPARE TRANSACTION or a parallel worker's
+ * end.  This is close to what PostgreSQL's sequences do: nextval() logs
+ * ahead without waiting for a flush, and the calling transaction's commit
+ * flushes that record; waiting at the statement's end rather than in a
+ * commit callback keeps the values from other extensions' commit work
+ * (postgres_fdw commits remote transactions there), whichever runs
+ * first.  So no transaction commits a value that the counter could hand
+ * out again, and the values of a statement that had not ended when the
+ * server crashed may be handed out again after it, as a sequence's
+ * would.  Values below the durable reservation, which is
  * all of them for a caller that does not outrun the keeper, are never
  * handed out again, committed or not.
  *

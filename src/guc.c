@@ -667,8 +667,8 @@ idgen_define_gucs(void)
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("idgen.counter_lead",
-							 "Lets a counter generator hand out values beyond its durable reservation, made durable by the transaction's commit.",
-							 "Off: a counter hands out only durably reserved values, and a caller that outruns the reservation waits for the keeper, as for values that leave the transaction before it commits.",
+							 "Lets a counter generator hand out values beyond its durable reservation, made durable by the end of the statement that took them.",
+							 "Off: a counter hands out only durably reserved values, and a caller that outruns the reservation waits for the keeper, as for values that leave the server before their statement ends.",
 							 &idgen_counter_lead_on,
 							 true,
 							 PGC_USERSET,

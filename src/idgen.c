@@ -7,7 +7,10 @@
  * decoders see the configured epoch even without preloading.  Shared
  * memory is only requested when the library is loaded through
  * shared_preload_libraries; that is the only moment it can be, and so is
- * registering the keeper background worker that makes IDs durable.
+ * registering the keeper background worker that makes IDs durable, and
+ * hooking the end of every statement, where the counter values a
+ * statement took ahead of the durable reservation are made durable
+ * (registry.c).
  *
  * IDENTIFICATION
  *	  src/idgen.c
@@ -16,8 +19,11 @@
  */
 #include "postgres.h"
 
+#include "executor/executor.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
 
 #include "compat.h"
 #include "idgen.h"
@@ -26,6 +32,40 @@ IDGEN_MODULE_MAGIC;
 
 /* fmgr.h declares this only from PostgreSQL 16 on */
 extern PGDLLEXPORT void _PG_init(void);
+
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+static void
+idgen_ExecutorEnd(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	idgen_counter_statement_end();
+}
+
+/*
+ * After a utility command, except the transaction commands: COMMIT and
+ * PREPARE wait in the commit's own callback, and ROLLBACK has nothing to
+ * make durable.
+ */
+static void
+idgen_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					 bool readOnlyTree, ProcessUtilityContext context,
+					 ParamListInfo params, QueryEnvironment *queryEnv,
+					 DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+	if (!IsA(pstmt->utilityStmt, TransactionStmt))
+		idgen_counter_statement_end();
+}
 
 void
 _PG_init(void)
@@ -37,4 +77,9 @@ _PG_init(void)
 
 	idgen_shmem_install_hooks();
 	idgen_keeper_register();
+
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = idgen_ExecutorEnd;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = idgen_ProcessUtility;
 }

@@ -711,6 +711,7 @@ extern void idgen_registry_load_counters(Oid relid);
 extern int	idgen_registry_plan_counters(void);
 extern void idgen_registry_write_counters(Oid relid);
 extern void idgen_registry_publish_counters(void);
+extern void idgen_counter_statement_end(void);
 
 /* decode.c */
 IDGEN_NORETURN extern void idgen_report_part_out_of_range(const char *what,

@@ -96,7 +96,7 @@ typedef struct IdgenNamedSlot
 	 * commit); counter_want is the highest a waiting caller, or a
 	 * transaction waiting to commit, needs.  The generator's "last" is the
 	 * next local value to hand out; it may run up to idgen_counter_lead()
-	 * beyond counter_reserved, pending commit (counter.c).  A caller that
+	 * beyond counter_reserved, pending its statement's end (counter.c).  A caller that
 	 * takes a value beyond counter_wake (the reservation less refill)
 	 * claims it, setting it to PG_UINT64_MAX, and wakes the keeper: so the
 	 * keeper starts extending when fewer than refill values remain, not
@@ -1721,8 +1721,9 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
 
 /*
  * Values this transaction took beyond the durable reservation of counter
- * generators, pending its commit (counter.c): for each such slot, how far
- * its reservation must reach before the transaction may commit.  At most
+ * generators, pending the end of the statement that took them, or the
+ * commit (counter.c): for each such slot, how far its reservation must
+ * reach before either.  At most
  * one entry per slot; the array is allocated once, before any value is
  * taken, so that recording one cannot fail.
  */
@@ -1746,15 +1747,26 @@ static int	counter_pending_n = 0;
  */
 static bool counter_committing = false;
 
+/*
+ * Values taken ahead cannot be made durable: the statement that took them
+ * (at_commit false) or the commit fails.  "keeper" says whether the keeper
+ * failed to reserve them (check on it) or the counter moved under them
+ * from outside (a new transaction takes values above that).
+ */
 static pg_noinline void
-idgen_counter_commit_refused(IdgenNamedSlot *slot, const char *why)
+idgen_counter_pending_refused(IdgenNamedSlot *slot, bool at_commit,
+							  bool keeper, const char *why)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("no durable reservation is available for counter generator \"%s\"",
 					slot->name),
-			 errdetail("This transaction drew values of it beyond the durable reservation, and %s; the transaction is rolled back.", why),
-			 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
+			 at_commit ?
+			 errdetail("This transaction drew values of it beyond the durable reservation, and %s; the transaction is rolled back.", why) :
+			 errdetail("This transaction drew values of it beyond the durable reservation, and %s; the statement fails.", why),
+			 keeper ?
+			 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.") :
+			 errhint("Retry the transaction: it takes values above the counter's new floor.")));
 }
 
 static void
@@ -1818,7 +1830,7 @@ idgen_counter_wait_turn(IdgenNamedSlot *slot, uint64 need, int64 deadline,
  * idgen_issued_node), so then etcd records them for the next holder.
  */
 static void
-idgen_counter_pending_wait(void)
+idgen_counter_pending_wait(bool at_commit)
 {
 	int64		deadline = 0;
 	static uint32 wait_event = 0;
@@ -1836,16 +1848,19 @@ idgen_counter_pending_wait(void)
 				deadline = idgen_reservation_deadline();
 			if (!idgen_counter_wait_turn(slot, need, deadline,
 										 "IdgenCounterCommit", &wait_event))
-				idgen_counter_commit_refused(slot, "the keeper has not reserved them within idgen.max_wait");
+				idgen_counter_pending_refused(slot, at_commit, true,
+											  "the keeper has not reserved them within idgen.max_wait");
 			waited = true;
 		}
 		pg_read_barrier();		/* the epoch and word after the reservation */
 		if (pg_atomic_read_u32(&slot->counter_floor_epoch) != counter_pending[p].epoch)
-			idgen_counter_commit_refused(slot, "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
+			idgen_counter_pending_refused(slot, at_commit, false,
+										  "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
 		if (counter_pending[p].word != 0 &&
 			pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
 			counter_pending[p].word)
-			idgen_counter_commit_refused(slot, "this server's claim on its node id changed meanwhile");
+			idgen_counter_pending_refused(slot, at_commit, false,
+										  "this server's claim on its node id changed meanwhile");
 		if (waited)
 		{
 			SpinLockAcquire(&gen->mutex);
@@ -1857,10 +1872,28 @@ idgen_counter_pending_wait(void)
 }
 
 /*
+ * At the end of a statement (the executor's end at any nesting level, or a
+ * utility command's), while its transaction is still in progress: make
+ * the counter values it took ahead durable, or fail the statement (55000).
+ * Another extension's commit work cannot then ship a value that is not
+ * durable, whatever the order in which the extensions' commit callbacks
+ * run (postgres_fdw sets up its own when a session first opens a foreign
+ * table, which may be after idgen's); the commit's own wait is left for
+ * values taken where no statement ends before the commit.
+ */
+void
+idgen_counter_statement_end(void)
+{
+	if (likely(counter_pending_n == 0) || !IsTransactionState())
+		return;
+	idgen_counter_pending_wait(false);
+}
+
+/*
  * Hand out "count" consecutive local counter values of a counter
  * generator; returns the first.  Below the durable reservation at once;
- * beyond it, within idgen_counter_lead(), at once but pending this
- * transaction's commit (counter.c); further, after waiting for the
+ * beyond it, within idgen_counter_lead(), at once but pending the end of
+ * this statement (counter.c); further, after waiting for the
  * keeper.  Under the generator's lock only a few comparisons: waits for
  * the keeper (bounded, then 55000) and the error for an exhausted counter
  * (22003) happen outside it.
@@ -1911,7 +1944,7 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 		/*
 		 * Beyond the reservation, once the keeper has published one in
 		 * this shared memory (so "last" stands above every floor it
-		 * loaded): within the lead, pending this transaction's commit.
+		 * loaded): within the lead, pending this statement's end.
 		 */
 		if (may_lead && reserved > 0 && need <= (uint64) slot->spec.tick_limit &&
 			need - reserved <= idgen_counter_lead(&slot->spec))
@@ -1944,10 +1977,10 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 			idgen_registry_register_callbacks();
 
 			/*
-			 * The transaction's first values taken ahead: put idgen's
-			 * callback first, so that its commit waits before any other
-			 * extension's pre-commit work ships them elsewhere (postgres_fdw
-			 * commits its remote transactions there).
+			 * Values taken ahead with none pending: put idgen's callback
+			 * first, so that a commit that waits for values no statement
+			 * end covered (a deferred trigger's) waits before the
+			 * pre-commit work of the extensions used so far.
 			 */
 			if (counter_pending_n == 0)
 			{
@@ -2345,7 +2378,7 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 	{
 		counter_committing = true;
 		if (counter_pending_n > 0)
-			idgen_counter_pending_wait();
+			idgen_counter_pending_wait(true);
 	}
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
 		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||

@@ -3,11 +3,12 @@
 # fewer than "refill" remain (500), so a crash skips at most prefetch
 # values, also in a tight loop; and a session calling it in a tight loop
 # never waits for a durable commit every prefetch values.  A caller that
-# outruns the durable reservation takes its values pending its
-# transaction's commit, which waits until the keeper has made them
+# outruns the durable reservation takes its values at once, and the end
+# of the statement that took them waits until the keeper has made them
 # durable (as a sequence's WAL record is flushed by the commit of the
-# transaction that called nextval): no transaction commits a value the
-# counter could hand out again.  Properties only: uniqueness, density,
+# transaction that called nextval, but before any extension's commit work
+# can ship them elsewhere): no transaction commits a value the counter
+# could hand out again.  Properties only: uniqueness, density,
 # the view's reservation, what a crash skips, SQLSTATEs; no timing.
 use strict;
 use warnings;
@@ -105,11 +106,12 @@ is($node->safe_psql('postgres', q{
 	  FROM s}),
 	'500000|t', 'a striped counter under demand hands out exactly its own stripes, in order, none skipped');
 
-# --- a commit waits for its values to be durable, and fails closed ----------
-# With the keeper stopped, a transaction draws 5,000 values beyond the
-# reservation of 1,000: they are handed out, but its commit waits for the
-# keeper and, after max_wait, fails with 55000 and rolls back: no row
-# holds a value that is not durably reserved.
+# --- values taken ahead are durable by the end of their statement ----------
+# With the keeper stopped, a statement draws 5,000 values beyond the
+# reservation of 1,000: they are handed out at once, but at its end it
+# waits for the keeper and, after max_wait, fails with 55000, which rolls
+# back its transaction: no row holds a value that is not durably
+# reserved.
 reserved_for('stalled', 1000);
 my $keeper = keeper_pid($node);
 like($keeper, qr/^\d+$/, 'the keeper runs');
@@ -120,20 +122,23 @@ my ($ret, $out, $err) = $node->psql('postgres', q{
 	INSERT INTO kept SELECT idgen_next('stalled') FROM generate_series(1, 5000);
 	SELECT count(*) FROM kept;
 	COMMIT;}, timeout => 120);
-is($out, '5000', 'beyond the reservation the values are handed out at once');
 like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"/,
-	'the commit fails closed with 55000 while the keeper cannot reserve');
-like($err, qr/DETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
-	'the detail says the transaction is rolled back');
+	'the statement fails closed with 55000 while the keeper cannot reserve');
+like($err, qr/DETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
+	'the detail says the statement fails');
+is($out, '', 'and the transaction goes no further');
+is($node->safe_psql('postgres', q{
+	SELECT counter_value - counter_reserved >= 3000, counter_reserved
+	  FROM idgen_generators WHERE name = 'stalled'}),
+	't|1000', 'beyond the reservation the values were handed out at once');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 	'no row holds a value that is not durably reserved');
 
 # A foreign table on another database of this server (postgres_fdw, which
-# commits its remote transaction in its own pre-commit callback): the
-# commit waits before the remote one, so a refused commit leaves no remote
-# row either.  The session took values ahead before it used postgres_fdw
-# (so idgen's callback was registered first, and runs last unless idgen
-# moves it), as a pooled one may.
+# commits its remote transaction in its own pre-commit callback): a
+# refused statement leaves no remote row either.  The session took values
+# ahead before it used postgres_fdw (so idgen's callback was registered
+# first), as a pooled one may.
 $node->safe_psql('postgres', 'CREATE DATABASE remote');
 $node->safe_psql('remote', 'CREATE TABLE far (id bigint PRIMARY KEY)');
 $node->safe_psql('postgres', qq{
@@ -151,11 +156,70 @@ $node->safe_psql('postgres', qq{
 	INSERT INTO far SELECT idgen_next('stalled') FROM generate_series(1, 3000);
 	COMMIT;}, timeout => 120);
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
-	'a commit that would also commit a foreign table fails closed');
+	'a statement writing a foreign table fails closed');
 is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
 	'and the foreign table got no row: idgen waited before postgres_fdw committed');
 
-# PREPARE TRANSACTION waits the same way
+# The same in a new session whose transaction takes values ahead before
+# it first opens the foreign table: postgres_fdw then sets up its commit
+# work after idgen's, and would commit the remote rows first.  Values
+# taken ahead are made durable by the end of the statement that took
+# them, so that statement fails and nothing reaches the commit.
+($ret, $out, $err) = $node->psql('postgres', q{
+	\set VERBOSITY verbose
+	BEGIN;
+	SELECT count(idgen_next('stalled')) FROM generate_series(1, 10);
+	INSERT INTO far SELECT idgen_next('stalled') FROM generate_series(1, 3000);
+	COMMIT;}, timeout => 120);
+like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
+	'a statement that took values ahead fails at its end when they cannot be made durable');
+is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
+	'and a foreign table first opened after values were taken ahead got no row');
+
+# A utility statement that took values ahead, here COPY into a foreign
+# table with the values from a column default, fails at its end the same
+# way, before the transaction goes on.
+$node->safe_psql('remote', 'CREATE TABLE far_copy (id bigint PRIMARY KEY, v int)');
+$node->safe_psql('postgres', q{
+	CREATE FOREIGN TABLE far_copy (id bigint DEFAULT idgen_next('stalled'), v int)
+	  SERVER here});
+($ret, $out, $err) = $node->psql('postgres', q{
+	BEGIN;
+	COPY far_copy (v) FROM PROGRAM 'seq 1 3000';
+	SELECT 'after the copy';
+	COMMIT;}, timeout => 120);
+like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
+	'COPY of values taken ahead fails closed');
+is($out, '', 'at its own end, not at the commit');
+is($node->safe_psql('remote', 'SELECT count(*) FROM far_copy'), '0',
+	'and leaves no remote row');
+
+# Values taken where no statement ends before the commit (a deferred
+# trigger assigning them in PL/pgSQL runs no statement of its own): the
+# commit waits for them, and fails closed.
+$node->safe_psql('postgres', q{
+	CREATE TABLE late (v int);
+	CREATE FUNCTION late_draw() RETURNS trigger LANGUAGE plpgsql AS $$
+	DECLARE x bigint;
+	BEGIN
+		FOR i IN 1..3000 LOOP x := idgen_next('stalled'); END LOOP;
+		RETURN NULL;
+	END $$;
+	CREATE CONSTRAINT TRIGGER late_draw AFTER INSERT ON late
+	  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION late_draw()});
+($ret, $out, $err) = $node->psql('postgres', q{
+	\set VERBOSITY verbose
+	BEGIN;
+	INSERT INTO late VALUES (1);
+	SELECT 'before the commit';
+	COMMIT;}, timeout => 120);
+is($out, 'before the commit', 'values a deferred trigger takes ahead reach the commit');
+like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
+	'and the commit waits for them and fails closed');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
+	'rolling the transaction back');
+
+# nothing is prepared of a transaction that took values ahead
 ($ret, $out, $err) = $node->psql('postgres', q{
 	BEGIN;
 	INSERT INTO kept SELECT idgen_next('stalled') FROM generate_series(1, 3000);
