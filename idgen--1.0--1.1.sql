@@ -707,3 +707,23 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_lease_status() IS
 'the node-id lease in etcd, one row (lease_state off without idgen.lease_endpoints)';
+
+-- The time decoders with the epoch as an argument: they read no setting,
+-- so an index or a stored generated column built with them gives the
+-- same times on a server with another idgen.epoch (a restore target, a
+-- logical-replication subscriber).
+CREATE FUNCTION snowflake_id_time(id bigint, epoch timestamptz)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'idgen_snowflake_id_time_epoch'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_id_time(bigint, timestamptz) IS
+'time (millisecond precision) encoded in a snowflake ID issued under the given epoch; reads no setting';
+
+CREATE FUNCTION instagram_id_time(id bigint, epoch timestamptz)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'idgen_instagram_id_time_epoch'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION instagram_id_time(bigint, timestamptz) IS
+'time (millisecond precision) encoded in an instagram ID issued under the given epoch; reads no setting';

@@ -100,3 +100,25 @@ SELECT count(*) AS pairs,
            WHEN (a.igms, a.shard, a.igseq) < (b.igms, b.shard, b.igseq) THEN -1
            WHEN (a.igms, a.shard, a.igseq) > (b.igms, b.shard, b.igseq) THEN 1 ELSE 0 END) AS ig_misordered
   FROM ord a JOIN ord b ON b.n = a.n % 20000 + 1;
+
+-- The time decoders with the epoch as an argument read no setting: under
+-- this server's epoch they agree with the one-argument forms, under
+-- another they shift by exactly the epochs' difference, and a time
+-- beyond timestamptz is 22008.
+SELECT bool_and(snowflake_id_time(id, :'epoch') = snowflake_id_time(id)) AS sf_same_epoch,
+       bool_and(extract(epoch FROM snowflake_id_time(id)) - extract(epoch FROM snowflake_id_time(id, '2010-11-04 01:42:54.657+00'))
+                = extract(epoch FROM :'epoch'::timestamptz) - extract(epoch FROM timestamptz '2010-11-04 01:42:54.657+00')) AS sf_other_epoch,
+       bool_and(instagram_id_time(id, :'epoch') = instagram_id_time(id)) AS ig_same_epoch,
+       bool_and(extract(epoch FROM instagram_id_time(id)) - extract(epoch FROM instagram_id_time(id, '2011-01-01+00'))
+                = extract(epoch FROM :'epoch'::timestamptz) - extract(epoch FROM timestamptz '2011-01-01+00')) AS ig_other_epoch
+  FROM (SELECT ((ms << 22) | (node::bigint << 12) | seq) AS id FROM sf_parts
+        UNION ALL
+        SELECT ((ms << 23) | (shard::bigint << 10) | seq) FROM ig_parts) ids;
+SELECT snowflake_id_time(9223372036854775807, '294276-12-01+00');
+\echo :LAST_ERROR_SQLSTATE
+SELECT instagram_id_time(1, 'infinity');
+\echo :LAST_ERROR_SQLSTATE
+SELECT snowflake_id_time(-1, '2024-01-01+00');
+\echo :LAST_ERROR_SQLSTATE
+SELECT snowflake_id_time(NULL, '2024-01-01+00') IS NULL AS strict_id,
+       instagram_id_time(1, NULL) IS NULL AS strict_epoch;

@@ -7,7 +7,11 @@
  * arguments and on idgen.epoch, which is fixed for the life of the server
  * (PGC_POSTMASTER) and guarded against changes once IDs exist.  That is
  * what lets them be IMMUTABLE, usable in indexes and generated columns, and
- * work without shared_preload_libraries.
+ * work without shared_preload_libraries.  Another server (a restore
+ * target, a logical-replication subscriber) may run with another epoch,
+ * and would compute other times from the same IDs: the time decoders have
+ * a form that takes the epoch as an argument and reads no setting at all,
+ * the one to use in an index or a stored column that may travel.
  *
  * Builders exist for range scans on the primary key:
  *		WHERE id >= snowflake_id_from_time(t1) AND id < snowflake_id_from_time(t2)
@@ -184,6 +188,36 @@ idgen_snowflake_id_decode(PG_FUNCTION_ARGS)
 							 SNOWFLAKE_SEQ(id));
 }
 
+/*
+ * The moment of "ms" milliseconds after an epoch given as an argument:
+ * out of timestamptz's range is 22008, as for any timestamp arithmetic.
+ */
+static TimestampTz
+idgen_ms_after(TimestampTz epoch, int64 ms)
+{
+	TimestampTz result;
+
+	if (TIMESTAMP_NOT_FINITE(epoch) ||
+		pg_add_s64_overflow(epoch, ms * 1000, &result) ||
+		!IS_VALID_TIMESTAMP(result))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 errdetail("The ID's time lies %lld ms after the epoch given, beyond what timestamptz holds.",
+						   (long long) ms)));
+	return result;
+}
+
+/* snowflake_id_time(id, epoch): reads no setting (see the header) */
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_time_epoch);
+Datum
+idgen_snowflake_id_time_epoch(PG_FUNCTION_ARGS)
+{
+	int64		id = idgen_check_id(PG_GETARG_INT64(0));
+
+	PG_RETURN_TIMESTAMPTZ(idgen_ms_after(PG_GETARG_TIMESTAMPTZ(1), SNOWFLAKE_MS(id)));
+}
+
 /* ---- instagram decoders ---- */
 
 PG_FUNCTION_INFO_V1(idgen_instagram_id_time);
@@ -193,6 +227,16 @@ idgen_instagram_id_time(PG_FUNCTION_ARGS)
 	int64		id = idgen_check_id(PG_GETARG_INT64(0));
 
 	PG_RETURN_TIMESTAMPTZ(idgen_ms_to_timestamptz(INSTAGRAM_MS(id)));
+}
+
+/* instagram_id_time(id, epoch): reads no setting (see the header) */
+PG_FUNCTION_INFO_V1(idgen_instagram_id_time_epoch);
+Datum
+idgen_instagram_id_time_epoch(PG_FUNCTION_ARGS)
+{
+	int64		id = idgen_check_id(PG_GETARG_INT64(0));
+
+	PG_RETURN_TIMESTAMPTZ(idgen_ms_after(PG_GETARG_TIMESTAMPTZ(1), INSTAGRAM_MS(id)));
 }
 
 PG_FUNCTION_INFO_V1(idgen_instagram_id_shard);
