@@ -109,4 +109,19 @@ idgen_wait_event(const char *name, uint32 *cache)
 #define IDGEN_SYNC_STANDBYS_DEFINED(ctl) ((ctl)->sync_standbys_defined)
 #endif
 
+/*
+ * PostgreSQL 18 dropped ExecutorRun's execute_once argument.  A hook
+ * declares its parameters with IDGEN_EXECUTOR_RUN_PARAMS and passes them
+ * on with IDGEN_EXECUTOR_RUN_ARGS.
+ */
+#if PG_VERSION_NUM >= 180000
+#define IDGEN_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define IDGEN_EXECUTOR_RUN_ARGS queryDesc, direction, count
+#else
+#define IDGEN_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once
+#define IDGEN_EXECUTOR_RUN_ARGS queryDesc, direction, count, execute_once
+#endif
+
 #endif							/* IDGEN_COMPAT_H */

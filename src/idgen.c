@@ -8,9 +8,9 @@
  * memory is only requested when the library is loaded through
  * shared_preload_libraries; that is the only moment it can be, and so is
  * registering the keeper background worker that makes IDs durable, and
- * hooking the end of every statement, where the counter values a
- * statement took ahead of the durable reservation are made durable
- * (registry.c).
+ * hooking the end of every statement (the executor's run, finish and
+ * end, a utility command's end), where the counter values a statement
+ * took ahead of the durable reservation are made durable (registry.c).
  *
  * IDENTIFICATION
  *	  src/idgen.c
@@ -33,8 +33,38 @@ IDGEN_MODULE_MAGIC;
 /* fmgr.h declares this only from PostgreSQL 16 on */
 extern PGDLLEXPORT void _PG_init(void);
 
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+/*
+ * After each run: a portal returning rows may stay open after its rows
+ * have been sent and the client told the statement is complete (the
+ * extended protocol's Execute, a cursor's FETCH), and it is ended only
+ * later, so the values it took are waited for before its completion or
+ * suspension is reported.
+ */
+static void
+idgen_ExecutorRun(IDGEN_EXECUTOR_RUN_PARAMS)
+{
+	if (prev_ExecutorRun)
+		prev_ExecutorRun(IDGEN_EXECUTOR_RUN_ARGS);
+	else
+		standard_ExecutorRun(IDGEN_EXECUTOR_RUN_ARGS);
+	idgen_counter_statement_end();
+}
+
+/* after AFTER triggers, which run in ExecutorFinish */
+static void
+idgen_ExecutorFinish(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorFinish)
+		prev_ExecutorFinish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
+	idgen_counter_statement_end();
+}
 
 static void
 idgen_ExecutorEnd(QueryDesc *queryDesc)
@@ -78,6 +108,10 @@ _PG_init(void)
 	idgen_shmem_install_hooks();
 	idgen_keeper_register();
 
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = idgen_ExecutorRun;
+	prev_ExecutorFinish = ExecutorFinish_hook;
+	ExecutorFinish_hook = idgen_ExecutorFinish;
 	prev_ExecutorEnd = ExecutorEnd_hook;
 	ExecutorEnd_hook = idgen_ExecutorEnd;
 	prev_ProcessUtility = ProcessUtility_hook;

@@ -94,9 +94,10 @@ typedef struct IdgenNamedSlot
 	 * Counter layouts: local counter values below counter_reserved are
 	 * durably reserved (published by the keeper only after a durable
 	 * commit); counter_want is the highest a waiting caller, or a
-	 * transaction waiting to commit, needs.  The generator's "last" is the
-	 * next local value to hand out; it may run up to idgen_counter_lead()
-	 * beyond counter_reserved, pending its statement's end (counter.c).  A caller that
+	 * statement or commit waiting for values taken ahead, needs.  The
+	 * generator's "last" is the next local value to hand out; it may run
+	 * up to idgen_counter_lead() beyond counter_reserved, pending the end
+	 * of the statement that took them (counter.c).  A caller that
 	 * takes a value beyond counter_wake (the reservation less refill)
 	 * claims it, setting it to PG_UINT64_MAX, and wakes the keeper: so the
 	 * keeper starts extending when fewer than refill values remain, not
@@ -1722,14 +1723,17 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
 /*
  * Values this transaction took beyond the durable reservation of counter
  * generators, pending the end of the statement that took them, or the
- * commit (counter.c): for each such slot, how far its reservation must
- * reach before either.  At most
- * one entry per slot; the array is allocated once, before any value is
- * taken, so that recording one cannot fail.
+ * commit (counter.c): for each such slot and subtransaction, how far its
+ * reservation must reach before either.  A subtransaction's entries go
+ * with it when it rolls back (its rows are gone, and a statement that
+ * failed handed nothing out), and pass to its parent when it commits.
+ * Room for one more entry is made before any value is taken, so that
+ * recording one cannot fail.
  */
 typedef struct IdgenCounterPending
 {
 	int			slot;
+	SubTransactionId subid;		/* the subtransaction that took them */
 	uint64		need;			/* local values below this must be durable */
 	uint32		word;			/* under a leased node id: the lease word
 								 * they were taken under, else 0 */
@@ -1739,6 +1743,7 @@ typedef struct IdgenCounterPending
 
 static IdgenCounterPending *counter_pending = NULL;
 static int	counter_pending_n = 0;
+static int	counter_pending_room = 0;
 
 /*
  * Set from the start of this transaction's commit (or PREPARE) until its
@@ -1769,24 +1774,76 @@ idgen_counter_pending_refused(IdgenNamedSlot *slot, bool at_commit,
 			 errhint("Retry the transaction: it takes values above the counter's new floor.")));
 }
 
+/* Room for one more pending entry, made before a value is taken ahead. */
+static void
+idgen_counter_pending_make_room(void)
+{
+	if (counter_pending_n < counter_pending_room)
+		return;
+	if (counter_pending == NULL)
+	{
+		counter_pending = MemoryContextAlloc(TopMemoryContext,
+											 sizeof(IdgenCounterPending) * 8);
+		counter_pending_room = 8;
+	}
+	else
+	{
+		counter_pending = repalloc(counter_pending,
+								   sizeof(IdgenCounterPending) * counter_pending_room * 2);
+		counter_pending_room *= 2;
+	}
+}
+
 static void
 idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 {
+	SubTransactionId subid = GetCurrentSubTransactionId();
+	bool		found = false;
+
 	for (int p = 0; p < counter_pending_n; p++)
 		if (counter_pending[p].slot == slot)
 		{
-			counter_pending[p].need = Max(counter_pending[p].need, need);
 			/* values under two claims: the first claim's are not durable */
 			if (counter_pending[p].word != word)
 				idgen_report_no_node("idgen_next");
-			return;
+			if (counter_pending[p].subid == subid)
+			{
+				counter_pending[p].need = Max(counter_pending[p].need, need);
+				found = true;
+			}
 		}
-	Assert(counter_pending_n < idgen_max_generators);
+	if (found)
+		return;
+	Assert(counter_pending_n < counter_pending_room);
 	counter_pending[counter_pending_n].slot = slot;
+	counter_pending[counter_pending_n].subid = subid;
 	counter_pending[counter_pending_n].need = need;
 	counter_pending[counter_pending_n].word = word;
 	counter_pending[counter_pending_n].epoch = epoch;
 	counter_pending_n++;
+}
+
+/*
+ * A subtransaction ended: a rolled-back one takes its pending values with
+ * it, a committed one leaves them to its parent.
+ */
+static void
+idgen_counter_pending_subxact(bool commit, SubTransactionId mySubid,
+							  SubTransactionId parentSubid)
+{
+	int			kept = 0;
+
+	for (int p = 0; p < counter_pending_n; p++)
+	{
+		if (counter_pending[p].subid == mySubid)
+		{
+			if (!commit)
+				continue;
+			counter_pending[p].subid = parentSubid;
+		}
+		counter_pending[kept++] = counter_pending[p];
+	}
+	counter_pending_n = kept;
 }
 
 static void idgen_registry_register_callbacks(void);
@@ -1821,9 +1878,11 @@ idgen_counter_wait_turn(IdgenNamedSlot *slot, uint64 need, int64 deadline,
 }
 
 /*
- * Before this transaction (or parallel worker) commits or prepares: wait
- * until the keeper has made durable every value it took beyond a counter's
- * reservation, or fail closed (55000), which rolls it back.  Under a
+ * At the end of a statement, or before this transaction (or parallel
+ * worker) commits or prepares: wait until the keeper has made durable
+ * every value it took beyond a counter's reservation, or fail closed
+ * (55000), which rolls back the statement's (sub)transaction, and with it
+ * the pending entries of a subtransaction.  Under a
  * leased node id the lease word must still be the one the values were
  * taken under once the reservation covers them: the keeper clears it
  * before it publishes a reservation that etcd does not record (see
@@ -1847,7 +1906,7 @@ idgen_counter_pending_wait(bool at_commit)
 			if (deadline == 0)
 				deadline = idgen_reservation_deadline();
 			if (!idgen_counter_wait_turn(slot, need, deadline,
-										 "IdgenCounterCommit", &wait_event))
+										 "IdgenCounterDurable", &wait_event))
 				idgen_counter_pending_refused(slot, at_commit, true,
 											  "the keeper has not reserved them within idgen.max_wait");
 			waited = true;
@@ -1872,8 +1931,9 @@ idgen_counter_pending_wait(bool at_commit)
 }
 
 /*
- * At the end of a statement (the executor's end at any nesting level, or a
- * utility command's), while its transaction is still in progress: make
+ * At the end of a statement (the executor's run, finish and end at any
+ * nesting level, or a utility command's end), while its transaction is
+ * still in progress: make
  * the counter values it took ahead durable, or fail the statement (55000).
  * Another extension's commit work cannot then ship a value that is not
  * durable, whatever the order in which the extensions' commit callbacks
@@ -1971,9 +2031,7 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 		idgen_refuse_in_recovery("idgen_next");
 		if (!may_lead && idgen_counter_lead_on && !counter_committing)
 		{
-			if (counter_pending == NULL)
-				counter_pending = MemoryContextAlloc(TopMemoryContext,
-													 sizeof(IdgenCounterPending) * idgen_max_generators);
+			idgen_counter_pending_make_room();
 			idgen_registry_register_callbacks();
 
 			/*
@@ -2441,6 +2499,11 @@ idgen_registry_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 								SubTransactionId parentSubid, void *arg)
 {
 	ListCell   *lc;
+
+	if (counter_pending_n > 0 &&
+		(event == SUBXACT_EVENT_COMMIT_SUB || event == SUBXACT_EVENT_ABORT_SUB))
+		idgen_counter_pending_subxact(event == SUBXACT_EVENT_COMMIT_SUB,
+									  mySubid, parentSubid);
 
 	foreach(lc, pending_states)
 	{

@@ -14,6 +14,7 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use IPC::Run;
 use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
@@ -148,23 +149,23 @@ $node->safe_psql('postgres', qq{
 	CREATE USER MAPPING FOR CURRENT_USER SERVER here;
 	CREATE FOREIGN TABLE far (id bigint) SERVER here});
 ($ret, $out, $err) = $node->psql('postgres', q{
-	BEGIN;
-	SELECT count(idgen_next('stalled')) FROM generate_series(1, 10);
-	ROLLBACK;
 	SELECT count(*) FROM far;
 	BEGIN;
 	INSERT INTO far SELECT idgen_next('stalled') FROM generate_series(1, 3000);
+	SELECT 'after the insert';
 	COMMIT;}, timeout => 120);
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
 	'a statement writing a foreign table fails closed');
+is($out, '0', 'at its own end, before the transaction goes on');
 is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
-	'and the foreign table got no row: idgen waited before postgres_fdw committed');
+	'and the foreign table got no row');
 
-# The same in a new session whose transaction takes values ahead before
-# it first opens the foreign table: postgres_fdw then sets up its commit
-# work after idgen's, and would commit the remote rows first.  Values
-# taken ahead are made durable by the end of the statement that took
-# them, so that statement fails and nothing reaches the commit.
+# Regression: in a new session whose transaction took values ahead before
+# it first opened the foreign table, postgres_fdw set up its commit work
+# after idgen's, and committed the remote rows before idgen's commit
+# wait refused the transaction (with a wait at the commit only, the first
+# statement succeeded and "far" got 3,000 rows).  Now that first
+# statement fails at its end, and nothing reaches the commit.
 ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	BEGIN;
@@ -175,6 +176,59 @@ like($err, qr/ERROR:\s+55000: no durable reservation is available for counter ge
 	'a statement that took values ahead fails at its end when they cannot be made durable');
 is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
 	'and a foreign table first opened after values were taken ahead got no row');
+
+# The extended protocol leaves a portal that returned its rows open after
+# it reported the statement complete, until the next one or the
+# transaction's end: the values are made durable before the completion is
+# reported, so a client never holds a completed statement's value that is
+# not durable.  pgbench's extended mode, with a shell command that runs
+# only if the statement completed.
+my $completed = "${\ $node->basedir}/completed";
+my $script = "${\ $node->basedir}/extended.sql";
+open(my $fh, '>', $script) or die "$script: $!";
+print $fh "BEGIN;\n",
+  "SELECT max(idgen_next('stalled')) AS v FROM generate_series(1, 3000) \\gset\n",
+  "\\shell echo :v > $completed\n",
+  "ROLLBACK;\n";
+close $fh;
+my ($pgb_out, $pgb_err) = ('', '');
+IPC::Run::run([ 'pgbench', '-n', '-M', 'extended', '-t', '1', '-f', $script,
+		'-h', $node->host, '-p', $node->port, 'postgres' ],
+	'>', \$pgb_out, '2>', \$pgb_err, IPC::Run::timeout(120));
+like($pgb_err, qr/no durable reservation is available for counter generator "stalled"/,
+	'an extended-protocol statement that took values ahead fails before it reports completion');
+ok(!-e $completed, 'and the client never saw it complete');
+
+# A statement refused at its end in a subtransaction goes with it: after
+# ROLLBACK TO SAVEPOINT the transaction goes on (the refused values are
+# in no row and reached no one).  Values an enclosing transaction still
+# holds are waited for all the same: an exception block that catches the
+# refusal does not make the outer values durable.
+($ret, $out, $err) = $node->psql('postgres', q{
+	BEGIN;
+	SAVEPOINT a;
+	SELECT count(idgen_next('stalled')) FROM generate_series(1, 3000);
+	ROLLBACK TO a;
+	SELECT 'after rollback to';
+	COMMIT;}, timeout => 120, on_error_stop => 0);
+like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
+	'a statement in a subtransaction is refused at its end');
+is($out, 'after rollback to', 'and after ROLLBACK TO SAVEPOINT the transaction goes on');
+($ret, $out, $err) = $node->psql('postgres', q{
+	\set VERBOSITY verbose
+	DO $$
+	DECLARE x bigint;
+	BEGIN
+		FOR i IN 1..3000 LOOP x := idgen_next('stalled'); END LOOP;
+		BEGIN
+			PERFORM idgen_next('stalled') FROM generate_series(1, 10);
+		EXCEPTION WHEN object_not_in_prerequisite_state THEN
+			RAISE NOTICE 'caught';
+		END;
+		RAISE NOTICE 'still holds %', x;
+	END $$;}, timeout => 120);
+like($err, qr/NOTICE:\s+00000: caught.*NOTICE:\s+00000: still holds \d+.*ERROR:\s+55000: no durable reservation is available for counter generator "stalled"/s,
+	'values of the enclosing transaction are still waited for after a caught refusal');
 
 # A utility statement that took values ahead, here COPY into a foreign
 # table with the values from a column default, fails at its end the same
@@ -219,12 +273,14 @@ like($err, qr/ERROR:\s+55000: no durable reservation is available for counter ge
 is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
 	'rolling the transaction back');
 
-# nothing is prepared of a transaction that took values ahead
+# PREPARE TRANSACTION waits like a commit for values a deferred trigger
+# took ahead, and fails closed
 ($ret, $out, $err) = $node->psql('postgres', q{
+	\set VERBOSITY verbose
 	BEGIN;
-	INSERT INTO kept SELECT idgen_next('stalled') FROM generate_series(1, 3000);
-	PREPARE TRANSACTION 'kept';}, timeout => 120);
-like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
+	INSERT INTO late VALUES (2);
+	PREPARE TRANSACTION 'late';}, timeout => 120);
+like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
 	'PREPARE TRANSACTION of values beyond the reservation fails closed too');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'), '0',
 	'and leaves no prepared transaction');

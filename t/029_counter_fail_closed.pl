@@ -1,11 +1,11 @@
 # A counter generator has no clock to fall back on: no transaction commits
 # a value beyond the keeper's durable reservation.  A caller may run up to
-# a lead (at most 2^20 values) beyond it, pending its commit.  When the
-# keeper cannot make a new reservation durable (here a synchronous standby
-# that is not there, with synchronous_commit off for everyone else), a
-# counter that has used up what it holds and its lead waits max_wait and
-# fails closed with 55000, and so does the commit of a transaction whose
-# values are not durable.
+# a lead (at most 2^20 values) beyond it, pending the end of its
+# statement.  When the keeper cannot make a new reservation durable (here
+# a synchronous standby that is not there, with synchronous_commit off for
+# everyone else), a counter that has used up what it holds and its lead
+# waits max_wait and fails closed with 55000, and so does the end of a
+# statement whose values are not durable.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -55,8 +55,8 @@ like(error_of($node, q{SELECT idgen_next('tickets')}),
 	'and the next call fails the same way');
 
 
-# A transaction that takes values beyond the reservation within the lead
-# gets them, but cannot commit them: a dropped and re-created counter
+# A statement that takes values beyond the reservation within the lead
+# gets them, but cannot end with them: a dropped and re-created counter
 # would start a new reservation, so a fresh one is used.
 set_and_reload($node, synchronous_standby_names => '');
 $node->safe_psql('postgres', q{
