@@ -158,10 +158,10 @@ static int64 next_claim_ms = 0;
  * keeper resets its memory context at every turn of its loop, and this
  * outlives the turn.
  */
-static char etcd_error[256] = "no answer";
+static char idgen_etcd_error[256] = "no answer";
 static bool key_lost = false;	/* our lease no longer holds the node key */
 
-#define IDGEN_ETCD_ERROR(...) snprintf(etcd_error, sizeof(etcd_error), __VA_ARGS__)
+#define IDGEN_ETCD_ERROR(...) snprintf(idgen_etcd_error, sizeof(idgen_etcd_error), __VA_ARGS__)
 
 /* libcurl's own words for the last failed transfer */
 static char curl_errbuf[CURL_ERROR_SIZE];
@@ -406,14 +406,14 @@ idgen_etcd_config_error(int sqlstate, const char *fmt,...)
 	va_list		args;
 
 	va_start(args, fmt);
-	vsnprintf(etcd_error, sizeof(etcd_error), fmt, args);
+	vsnprintf(idgen_etcd_error, sizeof(idgen_etcd_error), fmt, args);
 	va_end(args);
 	if (config_error_logged == fmt)
 		return;
 	config_error_logged = fmt;
 	ereport(WARNING,
 			(errcode(sqlstate),
-			 errmsg("idgen keeper: %s", etcd_error)));
+			 errmsg("idgen keeper: %s", idgen_etcd_error)));
 }
 
 /*
@@ -488,7 +488,7 @@ idgen_etcd_forget_token(void)
  * Read the password from idgen.lease_password_file into buf: its first
  * line.  The file must be the server's user's and not readable by group or
  * others (0640 is allowed when root owns it), the rule the server applies
- * to ssl_key_file.  False, with etcd_error naming the setting, if not.
+ * to ssl_key_file.  False, with idgen_etcd_error naming the setting, if not.
  */
 static bool
 idgen_lease_read_password(char *buf, size_t size)
@@ -542,7 +542,7 @@ idgen_lease_read_password(char *buf, size_t size)
 
 /*
  * One POST to url, with etcd's token if we have one.  The answer's text is
- * appended to body; false, with etcd_error set, if no HTTP answer came.
+ * appended to body; false, with idgen_etcd_error set, if no HTTP answer came.
  */
 static bool
 idgen_etcd_post(const char *url, const char *request, long timeout_ms,
@@ -711,7 +711,7 @@ idgen_etcd_authenticate(const char *base, long timeout_ms)
 /*
  * POST a request to etcd's JSON gateway, trying each endpoint once,
  * starting with the one that answered last, within timeout_ms in all.
- * Returns the parsed answer, or NULL with etcd_error set.
+ * Returns the parsed answer, or NULL with idgen_etcd_error set.
  *
  * With idgen.lease_user set, a token is obtained first and sent with every
  * request.  As etcd's own client does, a request refused because the
@@ -997,8 +997,8 @@ typedef struct IdgenLeaseRecord
  * Read a record from its key-value kv (NULL: the key is absent).  The time
  * floor lies above the writer's IDs' times read both as Unix time (named
  * generators) and as raw milliseconds since its epoch (snowflake_id under
- * another epoch).  Returns false, with rec->unreadable and etcd_error set,
- * if the value cannot be believed.
+ * another epoch).  Returns false, with rec->unreadable and
+ * idgen_etcd_error set, if the value cannot be believed.
  */
 static bool
 idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *rec)
@@ -1251,7 +1251,7 @@ idgen_etcd_txn_succeeded(JsonbContainer *answer)
  * says what it lacked and takes in what it has beyond), and written again.
  * So the record only ever grows, whoever writes it.
  *
- * Returns false with etcd_error set, and key_lost if the lease no longer
+ * Returns false with idgen_etcd_error set, and key_lost if the lease no longer
  * holds the node key.
  */
 static bool
@@ -1427,7 +1427,7 @@ idgen_etcd_keepalive(int64 lease_id)
  * lease alive, not the key: the key may have been deleted (or, after that,
  * claimed by another server) while the lease lives.  In the same
  * transaction, read the reservation record into *rec.  Returns 1 if ours,
- * 0 if not (etcd_error says so), -1 if etcd did not answer.
+ * 0 if not (idgen_etcd_error says so), -1 if etcd did not answer.
  */
 static int
 idgen_etcd_check(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec)
@@ -1548,7 +1548,7 @@ idgen_lease_take_record(int32 node_id, int64 lease_id, const IdgenLeaseRecord *r
 	/*
 	 * A new keeper knows only what is published, not the previous holders'
 	 * counters that an unreadable record carried: refuse rather than
-	 * overwrite them (etcd_error says why).
+	 * overwrite them (idgen_etcd_error says why).
 	 */
 	if (!record_known && rec->unreadable)
 		return false;
@@ -1610,7 +1610,7 @@ idgen_lease_claim(void)
 	lease_id = idgen_etcd_grant(&sent, &ttl_s);
 	if (lease_id == 0)
 	{
-		idgen_lease_set_error(etcd_error);
+		idgen_lease_set_error(idgen_etcd_error);
 		return;
 	}
 
@@ -1620,7 +1620,7 @@ idgen_lease_claim(void)
 	 */
 	if (wanted < 0 && !idgen_etcd_held_ids(held))
 	{
-		idgen_lease_set_error(etcd_error);
+		idgen_lease_set_error(idgen_etcd_error);
 		idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
 		return;
 	}
@@ -1640,7 +1640,7 @@ idgen_lease_claim(void)
 		rc = idgen_etcd_claim(node_id, lease_id, &rec, &holder);
 		if (rc < 0)
 		{
-			idgen_lease_set_error(etcd_error);
+			idgen_lease_set_error(idgen_etcd_error);
 			break;
 		}
 		if (rc == 0)
@@ -1710,7 +1710,7 @@ idgen_lease_give_up(int64 lease_id)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
 
-	idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+	idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error);
 	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
 	SpinLockAcquire(&lease->mutex);
 	lease->lease_id = 0;
@@ -1830,7 +1830,7 @@ idgen_lease_step(void)
 			idgen_lease_give_up(lease_id);
 		else if (ttl_s > 0 && ours < 0)
 		{
-			idgen_lease_set_error(etcd_error);
+			idgen_lease_set_error(idgen_etcd_error);
 			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
 		}
 		else if (ttl_s > 0)
@@ -1843,7 +1843,7 @@ idgen_lease_step(void)
 			next_renew_ms = sent + ttl_s * 1000 / 3;
 			if (!idgen_lease_take_record(node_id, lease_id, &rec))
 			{
-				idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+				idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error);
 				next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
 			}
 
@@ -1855,7 +1855,7 @@ idgen_lease_step(void)
 			else if (!valid && idgen_clock_monotonic_ms() >= fence_until)
 			{
 				if (!idgen_lease_validate(node_id, lease_id))
-					idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_error);
+					idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error);
 			}
 			else if (!valid)
 				idgen_lease_set_state(IDGEN_LEASE_FENCING, NULL);
@@ -1874,7 +1874,7 @@ idgen_lease_step(void)
 		}
 		else
 		{
-			idgen_lease_set_error(etcd_error);
+			idgen_lease_set_error(idgen_etcd_error);
 			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
 		}
 	}
@@ -1894,7 +1894,7 @@ idgen_lease_step(void)
 			idgen_lease_invalidate(IDGEN_LEASE_LOST,
 								   psprintf("could not renew the lease in etcd within \"idgen.lease_ttl\" minus %d ms: %s",
 											(int) idgen_lease_margin_ms(),
-											etcd_error));
+											idgen_etcd_error));
 			return IDGEN_LEASE_RETRY_MS;
 		}
 		return (long) Max(1, Min(deadline, next_renew_ms) - now);
@@ -1928,7 +1928,7 @@ idgen_lease_record_counters(void)
 	if (!idgen_etcd_write_record(node_id, lease_id, 0))
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record a counter reservation in etcd: %s",
-										etcd_error));
+										idgen_etcd_error));
 }
 
 /*
@@ -1957,7 +1957,7 @@ idgen_lease_before_publish(int64 unix_ms)
 	if (!idgen_etcd_write_record(node_id, lease_id, unix_ms + idgen_reservation_ms))
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record the reservation in etcd: %s",
-										etcd_error));
+										idgen_etcd_error));
 }
 
 /*
