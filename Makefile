@@ -18,9 +18,10 @@ OBJS = \
 	src/counter.o \
 	src/codec.o \
 	src/lease.o \
+	src/etcd.o \
 	src/node.o
 
-# node-id leases talk to etcd over HTTP (lease.c)
+# node-id leases talk to etcd over HTTP (etcd.c)
 SHLIB_LINK += -lcurl
 
 EXTENSION = idgen
@@ -44,3 +45,4 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies; every object sees the shared layout.
 $(OBJS): src/idgen.h src/compat.h
+src/etcd.o src/lease.o: src/etcd.h
