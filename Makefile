@@ -8,6 +8,7 @@ OBJS = \
 	src/clock.o \
 	src/generator.o \
 	src/keeper.o \
+	src/storage.o \
 	src/snowflake.o \
 	src/instagram.o \
 	src/decode.o \
@@ -46,3 +47,4 @@ include $(PGXS)
 # PGXS tracks no header dependencies; every object sees the shared layout.
 $(OBJS): src/idgen.h src/compat.h
 src/etcd.o src/lease.o: src/etcd.h
+src/keeper.o src/storage.o: src/storage.h
