@@ -50,6 +50,12 @@
  * up what is already reserved, then fail with 55000 naming the problem:
  * never do they fall back to the bare clock.
  *
+ * Locking.  The keeper's state and messages and the shard control are
+ * under IdgenKeeper.mutex, held for a few instructions; hwm_ms, want_ms
+ * and floors_pending are atomics (only the keeper writes hwm_ms, once the
+ * value is durable).  Waiting backends sleep on IdgenKeeper.cv, which the
+ * keeper broadcasts after each change.  src/README lists every lock.
+ *
  * IDENTIFICATION
  *	  src/keeper.c
  *

@@ -66,6 +66,13 @@
  * holds TLS and authentication).  All of it runs in the keeper, outside
  * transactions; an etcd failure is recorded, never thrown.
  *
+ * Locking.  The word (IdgenShared.lease_word) and the deadline
+ * (lease_deadline.ms) are atomics that only this file writes, after
+ * shared memory's initialisation; the generators read them without a
+ * lock.  The lease's bookkeeping (IdgenLease: state, holder, deadline,
+ * what etcd records) is under IdgenLease.mutex, held for a few
+ * instructions; src/README lists every lock.
+ *
  * IDENTIFICATION
  *	  src/lease.c
  *
