@@ -8,6 +8,7 @@ OBJS = \
 	src/clock.o \
 	src/generator.o \
 	src/keeper.o \
+	src/storage.o \
 	src/snowflake.o \
 	src/instagram.o \
 	src/decode.o \
@@ -18,9 +19,10 @@ OBJS = \
 	src/counter.o \
 	src/codec.o \
 	src/lease.o \
+	src/etcd.o \
 	src/node.o
 
-# node-id leases talk to etcd over HTTP (lease.c)
+# node-id leases talk to etcd over HTTP (etcd.c)
 SHLIB_LINK += -lcurl
 
 EXTENSION = idgen
@@ -44,3 +46,5 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies; every object sees the shared layout.
 $(OBJS): src/idgen.h src/compat.h
+src/etcd.o src/lease.o: src/etcd.h
+src/keeper.o src/storage.o: src/storage.h

@@ -673,10 +673,12 @@ extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
 extern void idgen_keeper_wait_shard(int32 shard, uint64 position,
 									IdgenReleaseChange change,
 									int64 deadline);
-extern bool idgen_schema_trusted(Oid nspid);
-extern Oid	idgen_extension_schema(void);
 extern Latch *idgen_keeper_latch(void);
 extern void idgen_keeper_report_not_loaded(const char *name, bool always);
+
+/* storage.c (the rest of it, for the keeper only, in storage.h) */
+extern bool idgen_schema_trusted(Oid nspid);
+extern Oid	idgen_extension_schema(void);
 
 /*
  * Named generators (registry.c).  A named layout's shard field has at most

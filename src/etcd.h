@@ -1,0 +1,44 @@
+/*-------------------------------------------------------------------------
+ *
+ * etcd.h
+ *	  The etcd transport (etcd.c), for the lease protocol (lease.c) only.
+ *
+ * Everything here runs in the keeper alone and throws nothing on etcd's
+ * account: a request that fails returns NULL or false and leaves its
+ * reason in idgen_etcd_error.
+ *
+ * IDENTIFICATION
+ *	  src/etcd.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_ETCD_H
+#define IDGEN_ETCD_H
+
+#include "utils/jsonb.h"
+
+/* the last request's failure, in words for the lease's status and the log */
+#define IDGEN_ETCD_ERROR_SIZE 256
+extern char idgen_etcd_error[IDGEN_ETCD_ERROR_SIZE];
+
+#define IDGEN_ETCD_ERROR(...) snprintf(idgen_etcd_error, sizeof(idgen_etcd_error), __VA_ARGS__)
+
+/* the connection (once per keeper) and one request to etcd's JSON gateway */
+extern bool idgen_lease_connect(void);
+extern JsonbContainer *idgen_etcd_call(const char *path, const char *request,
+									   int64 timeout_ms);
+
+/* reading etcd's answers and our own values in them, without throwing */
+extern Jsonb *idgen_etcd_parse(const char *text, const char *url);
+extern bool idgen_json_get(JsonbContainer *c, const char *key, JsonbValue *v);
+extern JsonbContainer *idgen_json_container(JsonbContainer *c, const char *key);
+extern JsonbContainer *idgen_json_element(JsonbContainer *array, uint32 i);
+extern char *idgen_json_string(JsonbContainer *c, const char *key);
+extern bool idgen_json_numeric_int64(JsonbValue *v, int64 *out);
+extern bool idgen_json_int64(JsonbContainer *c, const char *key, int64 *out);
+
+/* etcd's gateway carries keys and values in base64 */
+extern char *idgen_base64(const char *data);
+extern char *idgen_unbase64(const char *data);
+
+#endif							/* IDGEN_ETCD_H */
