@@ -22,8 +22,16 @@ OBJS = \
 	src/etcd.o \
 	src/node.o
 
-# node-id leases talk to etcd over HTTP (etcd.c)
+# Node-id leases talk to etcd over HTTP with libcurl (etcd.c).  Without
+# libcurl's development files (Debian: libcurl4-openssl-dev), or with
+# "make WITH_LIBCURL=no", idgen builds without leases, and setting
+# idgen.lease_endpoints is an error that says so.
+WITH_LIBCURL ?= $(if $(shell curl-config --version 2>/dev/null || pkg-config --modversion libcurl 2>/dev/null),yes,no)
+ifeq ($(WITH_LIBCURL),yes)
 SHLIB_LINK += -lcurl
+else
+PG_CPPFLAGS += -DIDGEN_WITHOUT_LIBCURL
+endif
 
 EXTENSION = idgen
 DATA = idgen--1.0.sql idgen--1.0--1.1.sql

@@ -40,7 +40,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifndef IDGEN_WITHOUT_LIBCURL
 #include <curl/curl.h>
+#endif
 
 #include "common/base64.h"
 #include "lib/stringinfo.h"
@@ -67,11 +69,6 @@
  */
 #define IDGEN_ETCD_AUTH_TIMEOUT_MS 1000
 
-/* the keeper's connection to etcd; NULL until first used */
-static CURL *curl = NULL;
-static List *endpoints = NIL;
-static int	endpoint_next = 0;
-
 /*
  * The last request's failure, for the shared state.  A static buffer: the
  * keeper resets its memory context at every turn of its loop, and this
@@ -79,6 +76,13 @@ static int	endpoint_next = 0;
  * own failures in it (IDGEN_ETCD_ERROR, etcd.h).
  */
 char		idgen_etcd_error[IDGEN_ETCD_ERROR_SIZE] = "no answer";
+
+#ifndef IDGEN_WITHOUT_LIBCURL
+
+/* the keeper's connection to etcd; NULL until first used */
+static CURL *curl = NULL;
+static List *endpoints = NIL;
+static int	endpoint_next = 0;
 
 /* libcurl's own words for the last failed transfer */
 static char curl_errbuf[CURL_ERROR_SIZE];
@@ -108,6 +112,8 @@ idgen_etcd_collect(char *ptr, size_t size, size_t nmemb, void *userdata)
 	appendBinaryStringInfo(buf, ptr, (int) n);
 	return n;
 }
+
+#endif							/* !IDGEN_WITHOUT_LIBCURL */
 
 /* Parse with jsonb's input function; NULL (and an error noted) if bad. */
 Jsonb *
@@ -235,6 +241,8 @@ idgen_unbase64(const char *data)
 	out[n] = '\0';
 	return out;
 }
+
+#ifndef IDGEN_WITHOUT_LIBCURL
 
 /*
  * Set the configuration error of the last request: like IDGEN_ETCD_ERROR,
@@ -672,3 +680,25 @@ idgen_lease_connect(void)
 	return curl != NULL;
 }
 
+#else							/* IDGEN_WITHOUT_LIBCURL */
+
+/*
+ * Built without libcurl: no lease can be configured (the check of
+ * idgen.lease_endpoints refuses one), so the keeper never gets here; if it
+ * did, it would find etcd unreachable and issue nothing under a lease.
+ */
+bool
+idgen_lease_connect(void)
+{
+	IDGEN_ETCD_ERROR("idgen was built without libcurl");
+	return false;
+}
+
+JsonbContainer *
+idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
+{
+	IDGEN_ETCD_ERROR("idgen was built without libcurl");
+	return NULL;
+}
+
+#endif							/* IDGEN_WITHOUT_LIBCURL */

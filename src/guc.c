@@ -283,10 +283,19 @@ idgen_assign_node_id(const char *newval, void *extra)
 static bool
 idgen_check_lease_endpoints(char **newval, void **extra, GucSource source)
 {
-	char	   *copy = pstrdup(*newval);
+	char	   *copy;
 	List	   *list;
 	ListCell   *lc;
 
+#ifdef IDGEN_WITHOUT_LIBCURL
+	if (*newval != NULL && (*newval)[0] != '\0')
+	{
+		GUC_check_errdetail("This idgen was built without libcurl, which node-id leases need to talk to etcd.");
+		GUC_check_errhint("Build idgen with libcurl's development files installed (Debian: libcurl4-openssl-dev), or leave \"idgen.lease_endpoints\" empty.");
+		return false;
+	}
+#endif
+	copy = pstrdup(*newval);
 	if (!SplitGUCList(copy, ',', &list))
 	{
 		GUC_check_errdetail("List syntax is invalid.");
