@@ -504,6 +504,12 @@ pg_mblen(const char *mbstr)
 	return 1;
 }
 
+unsigned char
+pg_ascii_tolower(unsigned char ch)
+{
+	return (ch >= 'A' && ch <= 'Z') ? ch + 'a' - 'A' : ch;
+}
+
 int
 pg_strcasecmp(const char *s1, const char *s2)
 {
