@@ -29,3 +29,22 @@ name(void) \
 FUZZ_UNREACHED(jsonb_in)
 FUZZ_UNREACHED(DirectFunctionCall1Coll)
 FUZZ_UNREACHED(timestamp2tm)
+
+/* guc.c, compiled whole by the shards target: all but the shard parser */
+FUZZ_UNREACHED(DecodeDateTime)
+FUZZ_UNREACHED(DefineCustomBoolVariable)
+FUZZ_UNREACHED(DefineCustomIntVariable)
+FUZZ_UNREACHED(DefineCustomStringVariable)
+FUZZ_UNREACHED(GetConfigOption)
+FUZZ_UNREACHED(GetCurrentTimestamp)
+FUZZ_UNREACHED(MarkGUCPrefixReserved)
+FUZZ_UNREACHED(ParseDateTime)
+FUZZ_UNREACHED(SplitGUCList)
+FUZZ_UNREACHED(format_elog_string)
+FUZZ_UNREACHED(parse_int)
+FUZZ_UNREACHED(pre_format_elog_string)
+FUZZ_UNREACHED(tm2timestamp)
+
+char	   *GUC_check_errdetail_string __attribute__((weak));
+char	   *GUC_check_errmsg_string __attribute__((weak));
+_Bool		process_shared_preload_libraries_in_progress __attribute__((weak));
