@@ -113,7 +113,10 @@ for t in $targets; do
 		failed=$((failed + 1))
 		{
 			echo "--- $t failed (exit $rc); its log ($work/$t.log) ends:"
-			grep -v -e '^#[0-9]' -e 'Uses: ' "$work/$t.log" | tail -n 30
+			# the failed check or sanitizer report, without libFuzzer's
+			# progress lines and the stack frames
+			grep -v -e '^#[0-9]' -e 'Uses: ' -e '^ *#[0-9]' -e '^INFO: ' "$work/$t.log" |
+				tail -n 25
 			for f in "$crashes"/*; do
 				[ -f "$f" ] || continue
 				echo "--- kept $f ($(wc -c <"$f") bytes), reproduce with: $work/fuzz_$t $f"
