@@ -4,10 +4,12 @@
  *	  libFuzzer target: a counter's options and its "owned" range list
  *	  (src/counter.c).
  *
- * The input is a line of numbers, "stripes segment seq_bits start", then
- * the owned list as a user writes it ("0-3, 5").  Without the line break
- * there is no owned list (every stripe is owned).  The counter is that
- * of the layout "seq:<seq_bits>".  Options the parser refuses must be
+ * The input is a line of numbers, "stripes segment seq_bits start",
+ * optionally followed by "|" and fields to put above the counter
+ * ("|region:3=5 node:4"), then the owned list as a user writes it
+ * ("0-3, 5").  Without the line break there is no owned list (every
+ * stripe is owned).  The counter is that of the layout "<fields>
+ * seq:<seq_bits>".  Options the parser refuses must be
  * refused with 22023 or 22003.  Accepted options must be what counter.c
  * promises:
  *
@@ -20,7 +22,10 @@
  *	  seq field; "first" is the first local value at or above "start";
  *	- the counter meets itself, and never meets a counter that owns the
  *	  other stripes (the check that refuses two definitions that could
- *	  issue the same ID).
+ *	  issue the same ID);
+ *	- a decoded ID (idgen_spec_decode_jsonb, as idgen_decode() returns it)
+ *	  names each key once, and gives each field its value, so that
+ *	  building an ID from it gives the ID back.
  *
  * IDENTIFICATION
  *	  fuzz/fuzz_counter_owned.c
@@ -29,7 +34,9 @@
  */
 #include "postgres.h"
 
+#include "fmgr.h"
 #include "utils/elog.h"
+#include "utils/fmgrprotos.h"
 
 #include "idgen.h"
 #include "fuzz.h"
@@ -45,6 +52,54 @@ model_value(const IdgenCounterSpec *counter, uint64 c)
 		(uint64) counter->owned[k % counter->nowned];
 
 	return g * (uint64) counter->segment + c % (uint64) counter->segment;
+}
+
+/*
+ * jsonb_in as the decoder calls it: the text itself, which check_decode
+ * reads.  jsonb would keep only the last of two equal keys, hiding the
+ * first one's value.
+ */
+Datum
+DirectFunctionCall1Coll(PGFunction func, Oid collation, Datum arg1)
+{
+	FUZZ_CHECK(func == jsonb_in, "an unexpected DirectFunctionCall1");
+	return arg1;
+}
+
+static void
+check_decode(const char *in, const IdgenSpec *spec, int64 id)
+{
+	char	   *json = DatumGetCString(idgen_spec_decode_jsonb(spec, id));
+	const char *p = json;
+	char		keys[IDGEN_MAX_FIELDS + 1][IDGEN_FIELD_NAME_LEN];
+	int			nkeys = 0;
+
+	FUZZ_CHECK(*p == '{', "\"%s\": decoded as %s", in, json);
+	p++;
+	while (*p != '}')
+	{
+		char		key[IDGEN_FIELD_NAME_LEN];
+		unsigned long long value;
+		int			n = 0;
+
+		p += strspn(p, ", ");
+		FUZZ_CHECK(nkeys <= IDGEN_MAX_FIELDS &&
+				   sscanf(p, "\"%31[a-z0-9_]\": %llu%n", key, &value, &n) == 2 &&
+				   n > 0,
+				   "\"%s\": decoded as %s", in, json);
+		p += n;
+		for (int k = 0; k < nkeys; k++)
+			FUZZ_CHECK(strcmp(keys[k], key) != 0,
+					   "\"%s\": ID " INT64_FORMAT " decodes with \"%s\" twice: %s",
+					   in, id, key, json);
+		strcpy(keys[nkeys++], key);
+		for (int i = 0; i < spec->nfields; i++)
+			if (strcmp(spec->fields[i].name, key) == 0)
+				FUZZ_CHECK(value == idgen_spec_field(spec, i, id),
+						   "\"%s\": ID " INT64_FORMAT " decodes field \"%s\" as %llu: %s",
+						   in, id, key, value, json);
+	}
+	FUZZ_CHECK(nkeys >= spec->nfields, "\"%s\": decoded as %s", in, json);
 }
 
 static bool
@@ -137,11 +192,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char	   *in;
 	char	   *owned;
+	char	   *fields;
 	unsigned int stripes = 0;
 	long long	segment = 0;
 	unsigned int seq_bits = 20;
 	long long	start = 0;
-	char		layout[16];
+	char	   *layout;
 	IdgenSpec  *spec;
 	IdgenSpec  *again;
 	bool		epoch_given;
@@ -156,16 +212,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	owned = strchr(in, '\n');
 	if (owned != NULL)
 		*owned++ = '\0';
+	fields = strchr(in, '|');
+	if (fields != NULL)
+		*fields++ = '\0';
 	sscanf(in, "%u %lld %u %lld", &stripes, &segment, &seq_bits, &start);
 	/* a width a counter may have */
 	if (seq_bits < 1 || seq_bits > 52)
 		seq_bits = 1 + seq_bits % 52;
-	snprintf(layout, sizeof(layout), "seq:%u", seq_bits);
+	layout = psprintf("%s seq:%u", fields ? fields : "", seq_bits);
 
 	spec = palloc(sizeof(IdgenSpec));
 	again = palloc(sizeof(IdgenSpec));
-	FUZZ_CHECK(FUZZ_TRY(idgen_parse_layout(layout, spec, &epoch_given, &unit_given)),
-			   "\"%s\" does not parse", layout);
+	if (!FUZZ_TRY(idgen_parse_layout(layout, spec, &epoch_given, &unit_given)) ||
+		spec->time_field >= 0 || spec->seq_field != spec->nfields - 1)
+	{
+		/* the layout grammar is fuzz_layout's; here only counters matter */
+		FUZZ_CHECK(fields != NULL, "\"%s\" does not parse", layout);
+		fuzz_reset();
+		return -1;
+	}
 	if (!FUZZ_TRY(idgen_parse_counter_options(spec, 0, 0, (int32) stripes, owned,
 											  (int64) segment, (int64) start)))
 	{
@@ -177,6 +242,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_counter(owned ? owned : in, spec, seq_bits);
+	check_decode(layout, spec,
+				 (int64) (idgen_counter_value(&spec->counter, (uint64) spec->tick_limit / 3) |
+						  (uint64) idgen_spec_node_value(spec, 5, &epoch_given)));
 
 	/* parse, print, parse */
 	printed = idgen_counter_options_text(spec);
