@@ -6,8 +6,9 @@
  * The targets call idgen's own base-layer code, compiled from src/ into
  * each target, outside any server: stubs.c stands in for the few backend
  * functions it calls.  An ERROR raised by that code (ereport, elog) is an
- * expected outcome for bad input: the stub longjmps back to the FUZZ_TRY
- * that called it, which then reports false.  Anything else that goes
+ * expected outcome for bad input: the stub longjmps back to the innermost
+ * FUZZ_TRY or PG_TRY, as the server would; FUZZ_TRY then reports false.
+ * An ERROR outside both aborts: a check hook's parser must not throw.  Anything else that goes
  * wrong, a sanitizer report, an Assert (compiled in), or a property the
  * target checks with FUZZ_CHECK, aborts, so that libFuzzer keeps the
  * input that did it.
@@ -28,8 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* where an ERROR jumps to; NULL outside FUZZ_TRY */
-extern sigjmp_buf *fuzz_error_jump;
 
 /* SQLSTATE (as PostgreSQL packs it) and message of the last ERROR */
 extern int	fuzz_last_sqlstate;
@@ -43,22 +42,26 @@ extern char *fuzz_cstring(const unsigned char *data, size_t size);
 
 /*
  * Run stmt; evaluates to true if it returned, false if it raised an ERROR.
- * Locals that stmt assigns and the caller reads after an ERROR must be
- * volatile, as under PG_TRY.
+ * It is PG_TRY with the error state flushed, so the code under test may
+ * use PG_TRY inside it.  Locals that stmt assigns and the caller reads
+ * after an ERROR must be volatile, as under PG_TRY.
  */
 #define FUZZ_TRY(stmt) \
 	({ \
 		sigjmp_buf	fuzz_jb_; \
-		sigjmp_buf *fuzz_saved_ = fuzz_error_jump; \
+		sigjmp_buf *fuzz_saved_ = PG_exception_stack; \
 		bool		fuzz_ok_ = true; \
 		if (sigsetjmp(fuzz_jb_, 0) == 0) \
 		{ \
-			fuzz_error_jump = &fuzz_jb_; \
+			PG_exception_stack = &fuzz_jb_; \
 			stmt; \
 		} \
 		else \
+		{ \
 			fuzz_ok_ = false; \
-		fuzz_error_jump = fuzz_saved_; \
+			FlushErrorState(); \
+		} \
+		PG_exception_stack = fuzz_saved_; \
 		fuzz_ok_; \
 	})
 

@@ -36,7 +36,8 @@
 #undef vprintf
 #undef printf
 
-sigjmp_buf *fuzz_error_jump = NULL;
+sigjmp_buf *PG_exception_stack = NULL;
+ErrorContextCallback *error_context_stack = NULL;
 int			fuzz_last_sqlstate = 0;
 char		fuzz_last_message[1024];
 
@@ -280,14 +281,28 @@ errstart_cold(int elevel, const char *domain)
 void
 errfinish(const char *filename, int lineno, const char *funcname)
 {
-	if (fuzz_elevel >= FATAL || fuzz_error_jump == NULL)
+	if (fuzz_elevel >= FATAL || PG_exception_stack == NULL)
 	{
 		fprintf(stderr, "idgen fuzz: unexpected %s at %s:%d (%s): %s\n",
-				fuzz_elevel >= FATAL ? "FATAL or PANIC" : "ERROR outside FUZZ_TRY",
+				fuzz_elevel >= FATAL ? "FATAL or PANIC" : "ERROR outside FUZZ_TRY or PG_TRY",
 				filename, lineno, funcname, fuzz_last_message);
 		abort();
 	}
-	siglongjmp(*fuzz_error_jump, 1);
+	pg_re_throw();
+}
+
+void
+pg_re_throw(void)
+{
+	if (PG_exception_stack == NULL)
+		abort();
+	siglongjmp(*PG_exception_stack, 1);
+}
+
+void
+FlushErrorState(void)
+{
+	/* nothing is kept beyond the last SQLSTATE and message */
 }
 
 int

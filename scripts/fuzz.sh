@@ -2,7 +2,7 @@
 # Build idgen's libFuzzer targets (fuzz/fuzz_*.c, each compiled with the
 # base-layer files it fuzzes, from src/) and run each for a bounded time.
 #
-#   bash scripts/fuzz.sh                      every target, 12 s each
+#   bash scripts/fuzz.sh                      every target, 10 s each
 #   bash scripts/fuzz.sh --seconds 600        longer
 #   bash scripts/fuzz.sh --only "layout codec"
 #   bash scripts/fuzz.sh --grow-corpus        merge new inputs into fuzz/corpus/
@@ -23,13 +23,13 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-targets_all="layout codec counter_owned shards clock"
+targets_all="layout codec counter_owned shards clock epoch"
 
 usage() {
 	echo "usage: $(basename "$0") [--seconds N] [--only \"$targets_all\"] [--grow-corpus] [--keep]" >&2
 	exit 2
 }
-seconds=12
+seconds=10
 targets=$targets_all
 grow=0
 keep=0
@@ -56,6 +56,9 @@ sources_of() {
 		layout | counter_owned | clock) echo src/layout.c src/counter.c ;;
 		codec) echo src/codec.c ;;
 		shards) echo "" ;;			# fuzz_shards.c includes src/guc.c
+		# fuzz_epoch.c includes src/guc.c; PostgreSQL's date and time parser
+		# comes from the server's own bitcode, compiled below
+		epoch) echo "$work/pg_datetime.o $work/pg_timestamp.o $work/pg_date.o -Wl,--gc-sections -lm" ;;
 	esac
 }
 
@@ -82,6 +85,19 @@ cleanup() { [ "$keep" = 1 ] || [ "${failed:-0}" != 0 ] || rm -rf "$work"; }
 trap cleanup EXIT
 
 cd "$IDGEN_SRC"
+case " $targets " in
+	*" epoch "*)
+		bitcode=$("$PG_CONFIG" --pkglibdir)/bitcode/postgres/utils/adt
+		for f in datetime timestamp date; do
+			if [ ! -f "$bitcode/$f.bc" ]; then
+				echo "$(basename "$0"): $bitcode/$f.bc is missing (a PostgreSQL built without LLVM?): the epoch target needs it" >&2
+				exit 1
+			fi
+			clang -c -O1 -ffunction-sections -fdata-sections -Wno-override-module \
+				-o "$work/pg_$f.o" "$bitcode/$f.bc"
+		done
+		;;
+esac
 say "building $(echo $targets | wc -w) targets with $(clang --version | head -n 1) against $includes"
 for t in $targets; do
 	# Asserts in, as in a cassert build; every sanitizer report is fatal
