@@ -36,6 +36,7 @@
 #undef vprintf
 #undef printf
 
+MemoryContext CurrentMemoryContext = NULL;	/* palloc here ignores it */
 sigjmp_buf *PG_exception_stack = NULL;
 ErrorContextCallback *error_context_stack = NULL;
 int			fuzz_last_sqlstate = 0;
