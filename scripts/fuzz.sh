@@ -18,8 +18,9 @@
 # the work directory is then kept (otherwise removed, unless --keep).
 #
 # Needs clang and libclang-rt-14-dev (installed from Debian if missing,
-# which needs root) and PostgreSQL 15's server headers (scripts/pg.sh),
-# or PG_CONFIG pointing at another PostgreSQL's pg_config.
+# which needs root) and PostgreSQL 15's server headers and bitcode
+# (scripts/pg.sh).  PG_CONFIG may name another pg_config; only 15's has
+# been tried.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
