@@ -104,6 +104,38 @@ idgen_epoch_has_offset(char **field, const int *ftype, int nf, bool *utc_name)
 	return false;
 }
 
+static const char *const idgen_epoch_offset_problem =
+"The epoch must state its UTC offset, as in \"2024-01-01 00:00:00+00\" (\"Z\", \"UTC\" and offsets such as \"+05:30\" work too); without one, or with a time zone name or abbreviation, its meaning would depend on settings such as \"TimeZone\".";
+
+/*
+ * DecodeDateTime, with an ERROR it raises turned into false.  PostgreSQL
+ * 15's raises one for a time zone name it does not know (16 returns
+ * DTERR_BAD_TIMEZONE instead).  The epoch is parsed in a check hook, which
+ * must return its complaint: in the postmaster, on a reload, an ERROR is
+ * FATAL and shuts the server down.  DecodeDateTime holds nothing but
+ * memory when it raises one, so catching and flushing it is safe.
+ */
+static bool
+idgen_decode_epoch_fields(char **field, int *ftype, int nf, int *dtype,
+						  struct pg_tm *tm, fsec_t *fsec, int *tzp, int *dterr)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	volatile bool decoded = true;
+
+	PG_TRY();
+	{
+		*dterr = idgen_decode_datetime(field, ftype, nf, dtype, tm, fsec, tzp);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcontext);
+		FlushErrorState();
+		decoded = false;
+	}
+	PG_END_TRY();
+	return decoded;
+}
+
 /*
  * Parse an epoch string the way timestamptz input does, without throwing.
  * Returns NULL on success, else a sentence for GUC_check_errdetail.
@@ -128,8 +160,10 @@ idgen_parse_epoch(const char *str, TimestampTz *result)
 	if (dterr == 0)
 	{
 		has_offset = idgen_epoch_has_offset(field, ftype, nf, &utc_name);
-		dterr = idgen_decode_datetime(field, ftype, nf, &dtype, &tt, &fsec,
-									  &tz);
+		/* a time zone name it does not know: a zone name all the same */
+		if (!idgen_decode_epoch_fields(field, ftype, nf, &dtype, &tt, &fsec,
+									   &tz, &dterr))
+			return idgen_epoch_offset_problem;
 	}
 	if (dterr != 0 || dtype != DTK_DATE)
 		return "The value must be a finite timestamp with time zone, such as \"2024-01-01 00:00:00+00\".";
@@ -147,7 +181,7 @@ idgen_parse_epoch(const char *str, TimestampTz *result)
 			return "The epoch must be a fixed moment, not one relative to the current time.";
 	}
 	if (!has_offset || (utc_name && tz != 0))
-		return "The epoch must state its UTC offset, as in \"2024-01-01 00:00:00+00\" (\"Z\", \"UTC\" and offsets such as \"+05:30\" work too); without one, or with a time zone name or abbreviation, its meaning would depend on settings such as \"TimeZone\".";
+		return idgen_epoch_offset_problem;
 	if (tm2timestamp(&tt, fsec, &tz, result) != 0)
 		return "The timestamp is out of range.";
 	if (*result % 1000 != 0)

@@ -518,6 +518,16 @@ idgen_unix_ms_to_timestamptz(int64 unix_ms)
 	return (unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000;
 }
 
+/* Does the layout have a field of this name? */
+static bool
+idgen_spec_has_field(const IdgenSpec *spec, const char *name)
+{
+	for (int i = 0; i < spec->nfields; i++)
+		if (strcmp(spec->fields[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 /* ISO 8601 in UTC with milliseconds: independent of TimeZone and DateStyle. */
 static void
 idgen_append_utc(StringInfo buf, int64 unix_ms)
@@ -563,8 +573,14 @@ idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id)
 		else
 			appendStringInfo(&buf, UINT64_FORMAT, value);
 	}
-	/* a striped counter: which stripe, and so which server, issued it */
-	if (spec->time_field < 0 && spec->counter.stripes > 1)
+	/*
+	 * A striped counter: which stripe, and so which server, issued it.  Not
+	 * if a field has that name: jsonb keeps the last of two equal keys, so
+	 * the field's value would be lost, and an ID built from the result
+	 * would differ.  The stripe follows from seq anyway.
+	 */
+	if (spec->time_field < 0 && spec->counter.stripes > 1 &&
+		!idgen_spec_has_field(spec, "stripe"))
 		appendStringInfo(&buf, ", \"stripe\": " UINT64_FORMAT,
 						 (idgen_spec_field(spec, spec->seq_field, id) /
 						  (uint64) spec->counter.segment) % spec->counter.stripes);
