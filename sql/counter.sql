@@ -91,6 +91,17 @@ SELECT idgen_from_time('tickets', now());
 -- parts round trip (the decoded stripe is implied by seq)
 SELECT bool_and(idgen_from_parts('balanced', idgen_decode('balanced', id)) = id) AS round_trip
   FROM (SELECT idgen_next('balanced') AS id FROM generate_series(1, 100)) s;
+-- a field named "stripe" in a striped counter: decoding keeps the field's
+-- value (the stripe follows from seq), and its parts build the ID back
+\c postgres
+\set SHOW_CONTEXT never
+SELECT idgen_create_generator('stripy', 'stripe:3=5 seq:40', stripes => 2, owned => '0');
+SELECT bool_and((idgen_decode('stripy', id) ->> 'stripe')::int = 5) AS field_kept,
+       bool_and(idgen_from_parts('stripy', idgen_decode('stripy', id)) = id) AS round_trip
+  FROM (SELECT idgen_next('stripy') AS id FROM generate_series(1, 10)) s;
+SELECT idgen_drop_generator('stripy', force => true);
+\c contrib_regression
+\set SHOW_CONTEXT never
 
 -- the view: value, reservation (local count), options; prefetch and
 -- refill are those in force: at least the defined ones (more under

@@ -84,6 +84,10 @@ my @refused = (
 	[ "idgen.epoch = 'Jan 1 2024 00:00'", $offset_re ],
 	[ "idgen.epoch = '2024-01-01 00:00:00 EST'", $offset_re ],
 	[ "idgen.epoch = '2024-01-01 00:00:00 Europe/Paris'", $offset_re ],
+	# an unknown zone name: PostgreSQL 15's parser throws for it, later
+	# ones report it, and either way it is refused
+	[ "idgen.epoch = '2024-01-01 00:00:00 Nowhere/Zone'",
+	  qr/$offset_re|The value must be a finite timestamp with time zone/ ],
 	[ "idgen.epoch = '2024-01-01 00:00:00 UTC+3'", $offset_re ]);
 # one data directory for all of them: each attempt starts from the same
 # configuration plus one bad line, and reads only the log it wrote
@@ -121,6 +125,27 @@ like($log, qr/invalid configuration parameter name "idgen.nodeid"/,
 	'a misspelt idgen setting is reported');
 is($lenient->safe_psql('postgres', 'SHOW idgen.max_lead'), '2s',
 	'idgen.max_lead falls back to its default');
+
+# A reload that meets a zone name PostgreSQL does not know in idgen.epoch
+# (PostgreSQL 15's date parser raises an error for it, which the
+# postmaster would take for a fatal one) refuses the value and keeps the
+# server running.
+my $log_from = -s $lenient->logfile;
+$lenient->append_conf('postgresql.conf', "idgen.epoch = '2024-01-01 00:00:00 Nowhere/Zone'\n");
+$lenient->reload;
+my $refused = 0;
+for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+{
+	if (slurp_file($lenient->logfile, $log_from) =~ /invalid value for parameter "idgen\.epoch"/)
+	{
+		$refused = 1;
+		last;
+	}
+	last if slurp_file($lenient->logfile, $log_from) =~ /FATAL|shut down/;
+	select(undef, undef, undef, 0.1);
+}
+ok($refused, 'a reload with an unknown zone name in idgen.epoch is refused');
+is($lenient->safe_psql('postgres', 'SELECT 1'), '1', 'and the server keeps running');
 $lenient->stop;
 
 # --- 4. An epoch 35 years back: instagram exhausted, snowflake fine ----
@@ -155,6 +180,7 @@ $unix->init;
 $unix->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'idgen'\nidgen.epoch = '1970-01-01 00:00:00+00'\n");
 $unix->start;
+wait_for_keeper($unix);
 is($unix->safe_psql('postgres', "SELECT epoch = 'epoch' FROM idgen_status()"),
 	't', 'a server with the Unix epoch as idgen.epoch');
 for my $time ("'294276-12-31 23:59:59+00'", "'294276-12-31 23:59:59.999999+00'",
