@@ -8,11 +8,12 @@
 #   bash scripts/test-it.sh --pg "17 18"    only these
 #
 # With 15 among the versions, it also builds the Debian package and tests
-# it installed (scripts/test-deb.sh), one more suite.
+# it installed (scripts/test-deb.sh), and runs the libFuzzer targets
+# (scripts/fuzz.sh): two more suites.
 #
 # Prints a summary per version and ends with one line
-# "suites: N passed, M failed" (three suites per version, and the
-# package); exits non-zero
+# "suites: N passed, M failed" (three suites per version, the package
+# and the fuzz targets); exits non-zero
 # if any suite failed.  On failure it shows the diffs and the failing TAP
 # logs and keeps that version's test directory.
 set -euo pipefail
@@ -212,6 +213,30 @@ case " $versions " in
 		fi
 		summary+=("$(tail -n 1 "$deb_log")")
 		rm -f "$deb_log"
+		;;
+esac
+
+# The libFuzzer targets of the parsers (scripts/fuzz.sh, fuzz/): built
+# against PostgreSQL 15's headers and bitcode, 10 s each, one more suite.
+# A crash or a failed property fails it and keeps the input.
+case " $versions " in
+	*" 15 "*)
+		say "libFuzzer targets"
+		fuzz_log=$(mktemp)
+		if bash "$IDGEN_SRC/scripts/fuzz.sh" 2>&1 | tee "$fuzz_log"; then
+			fuzz_ok=1
+		else
+			fuzz_ok=0
+		fi
+		fuzz_line=$(sed -n 's/^==> \(fuzzed .*\)/\1/p' "$fuzz_log" | tail -n 1)
+		if [ "$fuzz_ok" = 1 ]; then
+			total_passed=$((total_passed + 1))
+			summary+=("libFuzzer: ${fuzz_line:-ok}")
+		else
+			total_failed=$((total_failed + 1))
+			summary+=("libFuzzer: FAILED (${fuzz_line:-see above})")
+		fi
+		rm -f "$fuzz_log"
 		;;
 esac
 
