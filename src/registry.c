@@ -1723,17 +1723,17 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
 /*
  * Values this transaction took beyond the durable reservation of counter
  * generators, pending the end of the statement that took them, or the
- * commit (counter.c): for each such slot and subtransaction, how far its
- * reservation must reach before either.  A subtransaction's entries go
- * with it when it rolls back (its rows are gone, and a statement that
- * failed handed nothing out), and pass to its parent when it commits.
- * Room for one more entry is made before any value is taken, so that
- * recording one cannot fail.
+ * commit (counter.c): for each such slot, how far its reservation must
+ * reach before either.  A subtransaction that rolls back leaves its
+ * entries here: the code around it may still hold its values (a PL/pgSQL
+ * variable assigned in an exception block).  Only a ROLLBACK TO SAVEPOINT
+ * sent by the client clears them (idgen_counter_rolled_back_to).  At most
+ * one entry per slot; the array is allocated once, before any value is
+ * taken, so that recording one cannot fail.
  */
 typedef struct IdgenCounterPending
 {
 	int			slot;
-	SubTransactionId subid;		/* the subtransaction that took them */
 	uint64		need;			/* local values below this must be durable */
 	uint32		word;			/* under a leased node id: the lease word
 								 * they were taken under, else 0 */
@@ -1743,7 +1743,6 @@ typedef struct IdgenCounterPending
 
 static IdgenCounterPending *counter_pending = NULL;
 static int	counter_pending_n = 0;
-static int	counter_pending_room = 0;
 
 /*
  * Set from the start of this transaction's commit (or PREPARE) until its
@@ -1774,49 +1773,20 @@ idgen_counter_pending_refused(IdgenNamedSlot *slot, bool at_commit,
 			 errhint("Retry the transaction: it takes values above the counter's new floor.")));
 }
 
-/* Room for one more pending entry, made before a value is taken ahead. */
-static void
-idgen_counter_pending_make_room(void)
-{
-	if (counter_pending_n < counter_pending_room)
-		return;
-	if (counter_pending == NULL)
-	{
-		counter_pending = MemoryContextAlloc(TopMemoryContext,
-											 sizeof(IdgenCounterPending) * 8);
-		counter_pending_room = 8;
-	}
-	else
-	{
-		counter_pending = repalloc(counter_pending,
-								   sizeof(IdgenCounterPending) * counter_pending_room * 2);
-		counter_pending_room *= 2;
-	}
-}
-
 static void
 idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 {
-	SubTransactionId subid = GetCurrentSubTransactionId();
-	bool		found = false;
-
 	for (int p = 0; p < counter_pending_n; p++)
 		if (counter_pending[p].slot == slot)
 		{
+			counter_pending[p].need = Max(counter_pending[p].need, need);
 			/* values under two claims: the first claim's are not durable */
 			if (counter_pending[p].word != word)
 				idgen_report_no_node("idgen_next");
-			if (counter_pending[p].subid == subid)
-			{
-				counter_pending[p].need = Max(counter_pending[p].need, need);
-				found = true;
-			}
+			return;
 		}
-	if (found)
-		return;
-	Assert(counter_pending_n < counter_pending_room);
+	Assert(counter_pending_n < idgen_max_generators);
 	counter_pending[counter_pending_n].slot = slot;
-	counter_pending[counter_pending_n].subid = subid;
 	counter_pending[counter_pending_n].need = need;
 	counter_pending[counter_pending_n].word = word;
 	counter_pending[counter_pending_n].epoch = epoch;
@@ -1824,26 +1794,16 @@ idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 }
 
 /*
- * A subtransaction ended: a rolled-back one takes its pending values with
- * it, a committed one leaves them to its parent.
+ * After a ROLLBACK TO SAVEPOINT the client sent: every value still pending
+ * was taken by a statement that failed (each statement that ended waited
+ * for its own, and a failed one leaves the transaction unusable until
+ * this rollback), so it is in no row and reached no one as a completed
+ * statement's result: the transaction goes on without waiting for it.
  */
-static void
-idgen_counter_pending_subxact(bool commit, SubTransactionId mySubid,
-							  SubTransactionId parentSubid)
+void
+idgen_counter_rolled_back_to(void)
 {
-	int			kept = 0;
-
-	for (int p = 0; p < counter_pending_n; p++)
-	{
-		if (counter_pending[p].subid == mySubid)
-		{
-			if (!commit)
-				continue;
-			counter_pending[p].subid = parentSubid;
-		}
-		counter_pending[kept++] = counter_pending[p];
-	}
-	counter_pending_n = kept;
+	counter_pending_n = 0;
 }
 
 static void idgen_registry_register_callbacks(void);
@@ -1881,8 +1841,7 @@ idgen_counter_wait_turn(IdgenNamedSlot *slot, uint64 need, int64 deadline,
  * At the end of a statement, or before this transaction (or parallel
  * worker) commits or prepares: wait until the keeper has made durable
  * every value it took beyond a counter's reservation, or fail closed
- * (55000), which rolls back the statement's (sub)transaction, and with it
- * the pending entries of a subtransaction.  Under a
+ * (55000), which rolls back the statement's (sub)transaction.  Under a
  * leased node id the lease word must still be the one the values were
  * taken under once the reservation covers them: the keeper clears it
  * before it publishes a reservation that etcd does not record (see
@@ -2031,7 +1990,9 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 		idgen_refuse_in_recovery("idgen_next");
 		if (!may_lead && idgen_counter_lead_on && !counter_committing)
 		{
-			idgen_counter_pending_make_room();
+			if (counter_pending == NULL)
+				counter_pending = MemoryContextAlloc(TopMemoryContext,
+													 sizeof(IdgenCounterPending) * idgen_max_generators);
 			idgen_registry_register_callbacks();
 
 			/*
@@ -2499,11 +2460,6 @@ idgen_registry_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 								SubTransactionId parentSubid, void *arg)
 {
 	ListCell   *lc;
-
-	if (counter_pending_n > 0 &&
-		(event == SUBXACT_EVENT_COMMIT_SUB || event == SUBXACT_EVENT_ABORT_SUB))
-		idgen_counter_pending_subxact(event == SUBXACT_EVENT_COMMIT_SUB,
-									  mySubid, parentSubid);
 
 	foreach(lc, pending_states)
 	{

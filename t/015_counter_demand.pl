@@ -229,6 +229,24 @@ is($out, 'after rollback to', 'and after ROLLBACK TO SAVEPOINT the transaction g
 	END $$;}, timeout => 120);
 like($err, qr/NOTICE:\s+00000: caught.*NOTICE:\s+00000: still holds \d+.*ERROR:\s+55000: no durable reservation is available for counter generator "stalled"/s,
 	'values of the enclosing transaction are still waited for after a caught refusal');
+# A value taken in an exception block that rolls back can leave it in a
+# variable: it is still waited for where it is used.
+($ret, $out, $err) = $node->psql('postgres', q{
+	DO $$
+	DECLARE x bigint;
+	BEGIN
+		BEGIN
+			x := idgen_next('stalled');
+			RAISE EXCEPTION 'boom';
+		EXCEPTION WHEN raise_exception THEN
+			NULL;
+		END;
+		INSERT INTO kept VALUES (x);
+	END $$;}, timeout => 120);
+like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
+	'a value kept from a rolled-back exception block is still made durable before it is used');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
+	'and no row holds it before it is');
 
 # A utility statement that took values ahead, here COPY into a foreign
 # table with the values from a column default, fails at its end the same
