@@ -79,9 +79,8 @@ idgen_ExecutorEnd(QueryDesc *queryDesc)
 /*
  * After a utility command, except the transaction commands: COMMIT and
  * PREPARE wait in the commit's own callback, and ROLLBACK has nothing to
- * make durable.  A ROLLBACK TO SAVEPOINT, always the client's (SPI and SQL
- * functions refuse transaction commands), drops what only failed
- * statements took (registry.c).
+ * make durable (what a rolled-back statement took stays pending for the
+ * next statement, registry.c).
  */
 static void
 idgen_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
@@ -97,8 +96,6 @@ idgen_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 								params, queryEnv, dest, qc);
 	if (!IsA(pstmt->utilityStmt, TransactionStmt))
 		idgen_counter_statement_end();
-	else if (((TransactionStmt *) pstmt->utilityStmt)->kind == TRANS_STMT_ROLLBACK_TO)
-		idgen_counter_rolled_back_to();
 }
 
 void

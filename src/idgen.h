@@ -714,7 +714,6 @@ extern int	idgen_registry_plan_counters(void);
 extern void idgen_registry_write_counters(Oid relid);
 extern void idgen_registry_publish_counters(void);
 extern void idgen_counter_statement_end(void);
-extern void idgen_counter_rolled_back_to(void);
 
 /* decode.c */
 IDGEN_NORETURN extern void idgen_report_part_out_of_range(const char *what,

@@ -58,6 +58,7 @@
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/shmem.h"
+#include "tcop/pquery.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -1721,15 +1722,17 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
 }
 
 /*
- * Values this transaction took beyond the durable reservation of counter
+ * Values this session took beyond the durable reservation of counter
  * generators, pending the end of the statement that took them, or the
  * commit (counter.c): for each such slot, how far its reservation must
- * reach before either.  A subtransaction that rolls back leaves its
- * entries here: the code around it may still hold its values (a PL/pgSQL
- * variable assigned in an exception block).  Only a ROLLBACK TO SAVEPOINT
- * sent by the client clears them (idgen_counter_rolled_back_to).  At most
- * one entry per slot; the array is allocated once, before any value is
- * taken, so that recording one cannot fail.
+ * reach before either.  An entry goes only once the reservation covers it,
+ * or once a wait has refused it (the error is the notice that its values
+ * are not to be used): not when a subtransaction or transaction rolls
+ * back, since the code around it may still hold its values (a PL/pgSQL
+ * variable assigned in an exception block, or before a procedure's
+ * ROLLBACK; session state).  At most one entry per slot; the array is
+ * allocated once, before any value is taken, so that recording one cannot
+ * fail.
  */
 typedef struct IdgenCounterPending
 {
@@ -1780,9 +1783,15 @@ idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 		if (counter_pending[p].slot == slot)
 		{
 			counter_pending[p].need = Max(counter_pending[p].need, need);
-			/* values under two claims: the first claim's are not durable */
+			/*
+			 * values under two claims: the first claim's are not durable,
+			 * and the error is their refusal (see IdgenCounterPending)
+			 */
 			if (counter_pending[p].word != word)
+			{
+				counter_pending_n = 0;
 				idgen_report_no_node("idgen_next");
+			}
 			return;
 		}
 	Assert(counter_pending_n < idgen_max_generators);
@@ -1791,19 +1800,6 @@ idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 	counter_pending[counter_pending_n].word = word;
 	counter_pending[counter_pending_n].epoch = epoch;
 	counter_pending_n++;
-}
-
-/*
- * After a ROLLBACK TO SAVEPOINT the client sent: every value still pending
- * was taken by a statement that failed (each statement that ended waited
- * for its own, and a failed one leaves the transaction unusable until
- * this rollback), so it is in no row and reached no one as a completed
- * statement's result: the transaction goes on without waiting for it.
- */
-void
-idgen_counter_rolled_back_to(void)
-{
-	counter_pending_n = 0;
 }
 
 static void idgen_registry_register_callbacks(void);
@@ -1866,19 +1862,28 @@ idgen_counter_pending_wait(bool at_commit)
 				deadline = idgen_reservation_deadline();
 			if (!idgen_counter_wait_turn(slot, need, deadline,
 										 "IdgenCounterDurable", &wait_event))
+			{
+				counter_pending_n = 0;
 				idgen_counter_pending_refused(slot, at_commit, true,
 											  "the keeper has not reserved them within idgen.max_wait");
+			}
 			waited = true;
 		}
 		pg_read_barrier();		/* the epoch and word after the reservation */
 		if (pg_atomic_read_u32(&slot->counter_floor_epoch) != counter_pending[p].epoch)
+		{
+			counter_pending_n = 0;
 			idgen_counter_pending_refused(slot, at_commit, false,
 										  "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
+		}
 		if (counter_pending[p].word != 0 &&
 			pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
 			counter_pending[p].word)
+		{
+			counter_pending_n = 0;
 			idgen_counter_pending_refused(slot, at_commit, false,
 										  "this server's claim on its node id changed meanwhile");
+		}
 		if (waited)
 		{
 			SpinLockAcquire(&gen->mutex);
@@ -1988,7 +1993,8 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 
 		/* outran the reservation: take the lead, or ask the keeper and wait */
 		idgen_refuse_in_recovery("idgen_next");
-		if (!may_lead && idgen_counter_lead_on && !counter_committing)
+		if (!may_lead && idgen_counter_lead_on && !counter_committing &&
+			ActivePortal != NULL)
 		{
 			if (counter_pending == NULL)
 				counter_pending = MemoryContextAlloc(TopMemoryContext,
@@ -2399,13 +2405,11 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 		if (counter_pending_n > 0)
 			idgen_counter_pending_wait(true);
 	}
+	/* a rollback keeps what is pending (see IdgenCounterPending) */
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
 		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PREPARE)
-	{
-		counter_pending_n = 0;
 		counter_committing = false;
-	}
 
 	if (event == XACT_EVENT_COMMIT)
 	{

@@ -121,7 +121,7 @@ my ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	BEGIN;
 	INSERT INTO kept SELECT idgen_next('stalled') FROM generate_series(1, 5000);
-	SELECT count(*) FROM kept;
+	\echo after the insert
 	COMMIT;}, timeout => 120);
 like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"/,
 	'the statement fails closed with 55000 while the keeper cannot reserve');
@@ -152,7 +152,7 @@ $node->safe_psql('postgres', qq{
 	SELECT count(*) FROM far;
 	BEGIN;
 	INSERT INTO far SELECT idgen_next('stalled') FROM generate_series(1, 3000);
-	SELECT 'after the insert';
+	\echo after the insert
 	COMMIT;}, timeout => 120);
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
 	'a statement writing a foreign table fails closed');
@@ -199,11 +199,8 @@ like($pgb_err, qr/no durable reservation is available for counter generator "sta
 	'an extended-protocol statement that took values ahead fails before it reports completion');
 ok(!-e $completed, 'and the client never saw it complete');
 
-# A statement refused at its end in a subtransaction goes with it: after
-# ROLLBACK TO SAVEPOINT the transaction goes on (the refused values are
-# in no row and reached no one).  Values an enclosing transaction still
-# holds are waited for all the same: an exception block that catches the
-# refusal does not make the outer values durable.
+# A refusal takes the refused values with it (its error is the notice not
+# to use them): after ROLLBACK TO SAVEPOINT the transaction goes on.
 ($ret, $out, $err) = $node->psql('postgres', q{
 	BEGIN;
 	SAVEPOINT a;
@@ -214,21 +211,6 @@ ok(!-e $completed, 'and the client never saw it complete');
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
 	'a statement in a subtransaction is refused at its end');
 is($out, 'after rollback to', 'and after ROLLBACK TO SAVEPOINT the transaction goes on');
-($ret, $out, $err) = $node->psql('postgres', q{
-	\set VERBOSITY verbose
-	DO $$
-	DECLARE x bigint;
-	BEGIN
-		FOR i IN 1..3000 LOOP x := idgen_next('stalled'); END LOOP;
-		BEGIN
-			PERFORM idgen_next('stalled') FROM generate_series(1, 10);
-		EXCEPTION WHEN object_not_in_prerequisite_state THEN
-			RAISE NOTICE 'caught';
-		END;
-		RAISE NOTICE 'still holds %', x;
-	END $$;}, timeout => 120);
-like($err, qr/NOTICE:\s+00000: caught.*NOTICE:\s+00000: still holds \d+.*ERROR:\s+55000: no durable reservation is available for counter generator "stalled"/s,
-	'values of the enclosing transaction are still waited for after a caught refusal');
 # A value taken in an exception block that rolls back can leave it in a
 # variable: it is still waited for where it is used.
 ($ret, $out, $err) = $node->psql('postgres', q{
@@ -248,6 +230,72 @@ like($err, qr/ERROR:\s+no durable reservation is available for counter generator
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 	'and no row holds it before it is');
 
+# The same across a procedure's ROLLBACK: a rollback keeps what is
+# pending, for the variable that may still hold it.
+$node->safe_psql('postgres', q{
+	CREATE PROCEDURE keep_after_rollback() LANGUAGE plpgsql AS $$
+	DECLARE v bigint;
+	BEGIN
+		FOR i IN 1..2000 LOOP v := idgen_next('stalled'); END LOOP;
+		ROLLBACK;
+		INSERT INTO kept VALUES (v);
+		COMMIT;
+	END $$});
+($ret, $out, $err) = $node->psql('postgres', 'CALL keep_after_rollback()', timeout => 120);
+like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
+	'a value kept across a procedure\'s ROLLBACK is still made durable before it is used');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
+	'and no row holds it before it is');
+
+# A function call over the fastpath protocol (libpq's PQfn) runs in no
+# statement: it gets no value ahead of the reservation, only a durable
+# one, so with the keeper stopped it waits and fails closed.
+my $fp_src = "${\ $node->basedir}/fastpath.c";
+open(my $fp, '>', $fp_src) or die "$fp_src: $!";
+print $fp <<'EOC';
+#include <stdio.h>
+#include <stdlib.h>
+#include <libpq-fe.h>
+int
+main(int argc, char **argv)
+{
+	PGconn	   *conn = PQconnectdb(argv[1]);
+	PGresult   *res;
+	PQArgBlock	arg;
+	char		buf[8];
+	int			len = 0;
+
+	if (PQstatus(conn) != CONNECTION_OK)
+	{
+		printf("connect: %s", PQerrorMessage(conn));
+		return 1;
+	}
+	res = PQexec(conn, "SELECT 'idgen_next(text)'::regprocedure::oid");
+	arg.len = 7;
+	arg.isint = 0;
+	arg.u.ptr = (int *) "stalled";
+	PQclear(PQexec(conn, "BEGIN"));
+	res = PQfn(conn, atoi(PQgetvalue(res, 0, 0)), (int *) buf, &len, 0, &arg, 1);
+	if (PQresultStatus(res) == PGRES_COMMAND_OK && len == 8)
+		printf("got a value\n");
+	else
+		printf("error: %s", PQresultErrorMessage(res));
+	PQclear(PQexec(conn, "ROLLBACK"));
+	PQfinish(conn);
+	return 0;
+}
+EOC
+close $fp;
+my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
+chomp(my $incdir = `$pg_config --includedir`);
+chomp(my $libdir = `$pg_config --libdir`);
+my $fp_bin = "${\ $node->basedir}/fastpath";
+system('cc', '-o', $fp_bin, $fp_src, "-I$incdir", "-L$libdir", "-Wl,-rpath,$libdir", '-lpq') == 0
+  or die 'could not build the fastpath client';
+my $fp_out = `$fp_bin "host=${\ $node->host} port=${\ $node->port} dbname=postgres"`;
+like($fp_out, qr/^error: .*no durable reservation is available for counter generator "stalled"/,
+	'a fastpath call gets no value ahead of the reservation, and fails closed');
+
 # A utility statement that took values ahead, here COPY into a foreign
 # table with the values from a column default, fails at its end the same
 # way, before the transaction goes on.
@@ -258,7 +306,7 @@ $node->safe_psql('postgres', q{
 ($ret, $out, $err) = $node->psql('postgres', q{
 	BEGIN;
 	COPY far_copy (v) FROM PROGRAM 'seq 1 3000';
-	SELECT 'after the copy';
+	\echo after the copy
 	COMMIT;}, timeout => 120);
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
 	'COPY of values taken ahead fails closed');
@@ -266,9 +314,9 @@ is($out, '', 'at its own end, not at the commit');
 is($node->safe_psql('remote', 'SELECT count(*) FROM far_copy'), '0',
 	'and leaves no remote row');
 
-# Values taken where no statement ends before the commit (a deferred
-# trigger assigning them in PL/pgSQL runs no statement of its own): the
-# commit waits for them, and fails closed.
+# Values a deferred trigger takes while the transaction commits are
+# taken in no statement: only durable ones, so the commit waits for the
+# keeper and fails closed.
 $node->safe_psql('postgres', q{
 	CREATE TABLE late (v int);
 	CREATE FUNCTION late_draw() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -283,23 +331,45 @@ $node->safe_psql('postgres', q{
 	\set VERBOSITY verbose
 	BEGIN;
 	INSERT INTO late VALUES (1);
-	SELECT 'before the commit';
+	\echo before the commit
 	COMMIT;}, timeout => 120);
-is($out, 'before the commit', 'values a deferred trigger takes ahead reach the commit');
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
-	'and the commit waits for them and fails closed');
+is($out, 'before the commit', 'a deferred trigger draws values at the commit');
+like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"/,
+	'and the commit fails closed');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
 	'rolling the transaction back');
 
-# PREPARE TRANSACTION waits like a commit for values a deferred trigger
-# took ahead, and fails closed
+# Values taken ahead where no statement ends before the commit (a
+# procedure assigning them in PL/pgSQL, then COMMIT): the commit waits for
+# them, and fails closed.
+$node->safe_psql('postgres', q{
+	CREATE PROCEDURE draw_then_commit() LANGUAGE plpgsql AS $$
+	DECLARE v bigint;
+	BEGIN
+		INSERT INTO late VALUES (2);
+		FOR i IN 1..3000 LOOP v := idgen_next('stalled'); END LOOP;
+		COMMIT;
+	END $$});
+($ret, $out, $err) = $node->psql('postgres', q{
+	\set VERBOSITY verbose
+	CALL draw_then_commit();}, timeout => 120);
+like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
+	'a commit waits for values taken ahead that no statement end covered, and fails closed');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
+	'rolling the transaction back');
+
+# PREPARE TRANSACTION waits the same way, here for a value a failed
+# statement took ahead in an earlier transaction of the session (a
+# rollback keeps it pending), and fails closed.
 ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	BEGIN;
-	INSERT INTO late VALUES (2);
-	PREPARE TRANSACTION 'late';}, timeout => 120);
+	SELECT idgen_next('stalled'), 1 / (g - g) FROM generate_series(1, 1) g;
+	ROLLBACK;
+	BEGIN;
+	PREPARE TRANSACTION 'late';}, timeout => 120, on_error_stop => 0);
 like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
-	'PREPARE TRANSACTION of values beyond the reservation fails closed too');
+	'PREPARE TRANSACTION of a value beyond the reservation fails closed too');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'), '0',
 	'and leaves no prepared transaction');
 
