@@ -168,11 +168,7 @@ is($out, 't|t', 'after a burst and an immediate restart, the first calls succeed
 is($err, '', '(no error)');
 
 # A streaming standby, configured with its own node id as it should be.
-$primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "idgen.node_id = 2\n");
-$standby->start;
+my $standby = standby_from_backup($primary, 'standby', conf => "idgen.node_id = 2\n");
 $primary->safe_psql('postgres', sprintf($insert, 4));
 $primary->wait_for_catchup($standby);
 

@@ -101,24 +101,14 @@ is($node->safe_psql('postgres', 'SELECT snowflake_lead_ms > 9000, instagram_lead
 $set_clock->('-10s');
 
 # --- a killed backend: the postmaster resets shared memory ----------------
-my $killme = $node->safe_psql('postgres', 'SELECT pg_backend_pid()');
-my ($bg_out, $bg_err) = ('', '');
-my $bg = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT pg_backend_pid(), pg_sleep(60)' ],
-	'>', \$bg_out, '2>', \$bg_err, IPC::Run::timeout(120));
-ok($node->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()"),
-	'a backend to kill is running');
-my $victim = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()");
+my $victim = sleeping_backend($node);
 # counted IDs before the kill, so that a count of 0 after it shows new shared memory
 cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()'), '>', 0,
 	'before the kill, idgen_status() counts the IDs issued');
-kill 'KILL', $victim;
-$bg->finish;
-like($bg_err, qr/server closed the connection unexpectedly/,
+kill_backend($victim);
+like($victim->{err}, qr/server closed the connection unexpectedly/,
 	'the killed backend\'s session ended with it');
-ok($node->poll_query_until('postgres', 'SELECT snowflake_issued = 0 FROM idgen_status()'),
+ok(wait_after_crash($node, 'SELECT snowflake_issued = 0 FROM idgen_status()'),
 	'after SIGKILL of a backend the server restarted with fresh shared memory');
 generate(2000);
 is(all_rounds_above_earlier(), 't|0|0', 'killed backend: IDs after the crash restart are above all earlier ones');
@@ -220,7 +210,7 @@ ok($node->poll_query_until('postgres',
 like(error_of($node, 'SELECT instagram_id(21)'), qr/^55000: no durable ID reservation is available/,
 	'and generators fail closed');
 $node->safe_psql('postgres', 'ALTER SEQUENCE idgen_hwm RESTART');
-ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node),
 	'after resetting both, as the hint says, the keeper adopts the new epoch');
 like(slurp_file($node->logfile), qr/durable ID reservation in database "postgres" is missing; IDs resume \d+ ms ahead of the clock/,
 	'and says in the log that IDs resume ahead of the clock');

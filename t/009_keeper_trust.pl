@@ -91,7 +91,7 @@ like(error_of($node, 'SELECT snowflake_id()'), qr/^55000: /,
 # A superuser takes the database over.  The extension (now in old_public)
 # is trusted again; mallory's look-alikes in the new public are ignored.
 $node->safe_psql('postgres', 'ALTER DATABASE ctl OWNER TO CURRENT_USER');
-ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node),
 	'with a superuser owning the database, the keeper is ready');
 is($node->safe_psql('postgres', q{
 	SELECT count(DISTINCT id) FROM (SELECT snowflake_id() AS id FROM generate_series(1, 10000)) s}),
@@ -114,7 +114,7 @@ ok($node->poll_query_until('postgres',
 		"SELECT keeper_message ~ 'extension idgen in database \"ctl\" is in a schema, or has an owner, that is not a superuser' FROM idgen_status()"),
 	'an extension in a schema owned by a non-superuser is refused');
 $node->safe_psql('ctl', 'ALTER EXTENSION idgen SET SCHEMA old_public');
-ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node),
 	'moved back to a superuser\'s schema, the keeper is ready again');
 is(mallory_is_superuser(), 'f', 'and mallory never became superuser');
 
@@ -127,7 +127,7 @@ $node->safe_psql('postgres', q{
 	ALTER DATABASE ctl SET search_path = evil;
 });
 $node->restart;
-ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node),
 	'the keeper ignores the database\'s defaults');
 is($node->safe_psql('postgres', 'SELECT count(snowflake_id()) FROM generate_series(1, 1000)'),
 	'1000', 'and generation works');
@@ -153,10 +153,10 @@ $fresh->restart;
 ok($fresh->poll_query_until('app',
 		"SELECT keeper_message ~ 'already exists' FROM idgen_status()"),
 	'a pre-created idgen_hwm blocks CREATE EXTENSION: the keeper says so');
-my (undef, undef, $err) = $fresh->psql('app', "\\set VERBOSITY verbose\nSELECT snowflake_id()");
-like($err, qr/ERROR:\s+55000: no durable ID reservation/, 'and generators fail closed');
+like(error_of($fresh, 'SELECT snowflake_id()', 'app'), qr/^55000: no durable ID reservation/,
+	'and generators fail closed');
 $fresh->safe_psql('postgres', 'DROP TABLE public.idgen_hwm');
-ok($fresh->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($fresh, 'app'),
 	'once it is gone, the keeper creates the extension and is ready');
 is($fresh->safe_psql('postgres', q{
 	SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace

@@ -28,11 +28,7 @@ $primary->safe_psql('postgres', q{
 my $id = $primary->safe_psql('postgres', 'SELECT snowflake_id()');
 my $ig3 = $primary->safe_psql('postgres', 'SELECT instagram_id(3)');
 
-$primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "idgen.node_id = 8\n");
-$standby->start;
+my $standby = standby_from_backup($primary, 'standby', conf => "idgen.node_id = 8\n");
 $primary->wait_for_catchup($standby);
 
 for my $call (
