@@ -65,25 +65,13 @@ sub add_round
 	$primary->safe_psql('postgres', sprintf($kinds{$_}[0], $round)) for @kinds;
 }
 
-# The kinds whose IDs of $round do not all lie above every earlier ID of
-# their kind, or repeat one: "" when every kind continues above.  UUIDs
-# compare as their text (fixed-width hex, byte order), since min(uuid)
-# exists only from PostgreSQL 18.
+# The kinds whose IDs of $round, or of an earlier round, do not all lie
+# above every earlier ID of their kind, or repeat one: "" when every kind
+# continues above.
 sub not_above
 {
 	my ($round) = @_;
-	return $primary->safe_psql('postgres', qq{
-		SELECT coalesce(string_agg(kind, ' ' ORDER BY kind), '')
-		  FROM (SELECT kind,
-		               min(id) FILTER (WHERE round = $round) AS id_min,
-		               max(id) FILTER (WHERE round < $round) AS id_before,
-		               min(u::text COLLATE "C") FILTER (WHERE round = $round) AS u_min,
-		               max(u::text COLLATE "C") FILTER (WHERE round < $round) AS u_before,
-		               count(*) FILTER (WHERE round = $round) AS n,
-		               count(DISTINCT coalesce(id::text, u::text)) = count(*) AS distinct_ids
-		          FROM ids GROUP BY kind) k
-		 WHERE n = 0 OR NOT distinct_ids
-		    OR NOT coalesce(id_min > id_before, u_min > u_before)});
+	return rounds_not_above($primary, 'SELECT round, kind, id, u FROM ids', $round);
 }
 
 # The time kinds whose last ID of $round is not ahead of the frozen clock:

@@ -473,4 +473,32 @@ sub wait_after_crash
 }
 push @EXPORT, qw(sleeping_backend kill_backend wait_after_crash);
 
+# The kinds of generator whose IDs do not continue above: a round with an
+# ID not above every ID of an earlier round of its kind, a repeated ID, or
+# no ID in round $round (the latest); "" when every kind continues above.
+# $rows is a query in database postgres with the columns round (integer),
+# kind (text), id (bigint) and u (uuid), one of id and u set.  UUIDs
+# compare as their text (fixed-width hex, byte order), since min(uuid)
+# exists only from PostgreSQL 18.
+sub rounds_not_above
+{
+	my ($node, $rows, $round) = @_;
+	return $node->safe_psql('postgres', qq{
+		WITH r AS ($rows),
+		k AS (SELECT kind, min(id) AS id_min, min(u::text COLLATE "C") AS u_min,
+		             max(max(id)) OVER w AS id_before,
+		             max(max(u::text COLLATE "C")) OVER w AS u_before
+		        FROM r GROUP BY kind, round
+		      WINDOW w AS (PARTITION BY kind ORDER BY round
+		                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))
+		SELECT coalesce(string_agg(DISTINCT kind, ' ' ORDER BY kind), '')
+		  FROM (SELECT kind FROM k
+		         WHERE coalesce(id_min <= id_before, u_min <= u_before, false)
+		        UNION ALL
+		        SELECT kind FROM r GROUP BY kind
+		        HAVING count(DISTINCT coalesce(id::text, u::text)) <> count(*)
+		            OR count(*) FILTER (WHERE round = $round) = 0) bad});
+}
+push @EXPORT, 'rounds_not_above';
+
 1;
