@@ -47,6 +47,12 @@ for my $call (
 	like(error_of($standby, "SELECT $call"), qr/^25006: /, "on a standby, $call refuses with 25006");
 }
 
+# decoding by name needs the definitions, which the keeper loads, and it
+# does not run on a standby
+like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
+	qr/^25006: named generators are not available during recovery/,
+	'on a standby, decoding by name refuses with 25006, saying why');
+
 # decoding by layout reads no server state
 is($standby->safe_psql('postgres', qq{
 	SELECT snowflake_id_node($id), (snowflake_id_decode($id)).node,
