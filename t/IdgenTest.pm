@@ -429,21 +429,35 @@ sub standby_from_backup
 }
 push @EXPORT, 'standby_from_backup';
 
+# Start psql running $sql in database $db of $node, in the background.
+# Returns a hash: h, the IPC::Run handle (finish it), and out and err,
+# psql's output so far.  $opt{user}: connect as that role; $opt{timeout}:
+# seconds before IPC::Run gives up on it (120).
+sub psql_background
+{
+	my ($node, $db, $sql, %opt) = @_;
+	my %s = (out => '', err => '');
+	$s{h} = IPC::Run::start(
+		[ 'psql', '-XAtq', ($opt{user} ? ('-U', $opt{user}) : ()),
+		  '-d', $node->connstr($db), '-c', $sql ],
+		'>', \$s{out}, '2>', \$s{err}, IPC::Run::timeout($opt{timeout} // 120));
+	return \%s;
+}
+push @EXPORT, 'psql_background';
+
 # A session in database postgres of $node that sleeps in "SELECT
-# pg_sleep(60)", to be killed; one test says it runs.  Returns a hash:
-# pid, and err, the session's stderr once kill_backend() has ended it.
+# pg_sleep(60)", to be killed; one test says it runs.  Returns
+# psql_background()'s hash and pid; err is the session's stderr once
+# kill_backend() has ended it.
 sub sleeping_backend
 {
 	my ($node) = @_;
-	my %b = (out => '', err => '');
-	$b{h} = IPC::Run::start(
-		[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT pg_sleep(60)' ],
-		'>', \$b{out}, '2>', \$b{err}, IPC::Run::timeout(120));
+	my $b = psql_background($node, 'postgres', 'SELECT pg_sleep(60)');
 	my $running = "FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)' AND pid <> pg_backend_pid()";
 	ok($node->poll_query_until('postgres', "SELECT count(*) = 1 $running"),
 		'a backend to kill is running');
-	$b{pid} = $node->safe_psql('postgres', "SELECT pid $running");
-	return \%b;
+	$b->{pid} = $node->safe_psql('postgres', "SELECT pid $running");
+	return $b;
 }
 
 # SIGKILL the backend of sleeping_backend() and wait for its session to
