@@ -162,8 +162,7 @@ $primary->wait_for_catchup($standby);
 
 for my $call ('snowflake_id()', 'instagram_id(11)')
 {
-	my ($ret, $out, $err) = $standby->psql('postgres',
-		"\\set VERBOSITY verbose\nSELECT $call", on_error_stop => 1);
+	my $err = error_report_of($standby, "SELECT $call");
 	like($err, qr/ERROR:\s+25006: cannot call \w+\(\) during recovery/,
 		"standby refuses $call with 25006");
 	like($err, qr/HINT:\s+Call \w+\(\) on the primary/, "standby's $call error hints at the primary");

@@ -112,8 +112,7 @@ is(all_rounds_above_earlier(), '', 'killed backend: IDs after the crash restart 
 $node->append_conf('postgresql.conf', "idgen.epoch = '2025-01-01 00:00:00+00'\n");
 $node->stop('fast');
 $start->('start');
-my ($ret, $out, $err) = $node->psql('postgres',
-	"\\set VERBOSITY verbose\nSELECT instagram_id(21)", timeout => 60);
+my $err = error_report_of($node, 'SELECT instagram_id(21)');
 like($err, qr/ERROR:\s+55000: "idgen.epoch" changed since IDs were issued/,
 	'a changed epoch is refused with 55000');
 like($err, qr/DETAIL:\s+IDs were issued under the epoch 2024-01-01 00:00:00\+00; "idgen.epoch" is now 2025-01-01 00:00:00\+00/,
@@ -193,7 +192,7 @@ $set_clock->('+0');
 $start->('start');
 like(error_of($node, 'SELECT instagram_id(21)'), qr/^55000: "idgen.epoch" changed/,
 	'the new epoch is refused first');
-($ret, $out, $err) = $node->psql('postgres', 'SELECT instagram_id(21)');
+$err = error_report_of($node, 'SELECT instagram_id(21)');
 like($err, qr/HINT:.*"ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART" in database "postgres"/,
 	'the hint names the commands and the database');
 # Resetting the epoch record alone leaves a reservation without the epoch it
@@ -219,8 +218,7 @@ is($node->safe_psql('postgres', q{
 $node->append_conf('postgresql.conf', "idgen.database = 'no_such_database'\n");
 $node->stop('fast');
 $start->('start');
-($ret, $out, $err) = $node->psql('postgres',
-	"\\set VERBOSITY verbose\nSELECT snowflake_id()", timeout => 60);
+$err = error_report_of($node, 'SELECT snowflake_id()');
 like($err, qr/ERROR:\s+55000: no durable ID reservation is available/,
 	'the keeper cannot reach its database: generators fail with 55000');
 like($err, qr/DETAIL:\s+The idgen keeper.s state is "failed": the keeper could not connect to database "no_such_database"/,
@@ -245,8 +243,7 @@ synchronous_standby_names = 'nobody'
 });
 $node->stop('fast');
 $start->('start');
-($ret, $out, $err) = $node->psql('postgres',
-	"\\set VERBOSITY verbose\nSELECT snowflake_id()", timeout => 60);
+$err = error_report_of($node, 'SELECT snowflake_id()');
 like($err, qr/ERROR:\s+55000: no durable ID reservation is available/,
 	'synchronous standby missing: generators fail with 55000, although synchronous_commit is off');
 like($err, qr/waiting to become durable .*synchronous_standby_names/,

@@ -205,7 +205,7 @@ is($err, '', 'sonyflake (16 machine bits) takes node id 600');
 (undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('shards', 1)");
 is($err, '', 'a layout without node fields needs no node id');
 # (a new shared memory loads the row as it is now; the node id decides)
-(undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('legacy')");
+$err = error_report_of($standby, "SELECT idgen_next('legacy')", 'app');
 like($err, qr/ERROR:\s+55000: generator "legacy" cannot issue IDs on this server\nDETAIL:\s+"idgen.node_id" \(600\) does not fit its 9 node bits/,
 	'node id 600 does not fit legacy\'s 9 node bits: refused with 55000, saying why');
 

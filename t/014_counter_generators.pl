@@ -265,7 +265,7 @@ while (1)
 	  || $b->safe_psql('postgres',
 		q{SELECT count(*) FROM idgen_counter_state WHERE name = 'tickets'}) eq '0';
 }
-my (undef, undef, $err) = $b->psql('postgres', "\\set VERBOSITY verbose\nSELECT idgen_next('tickets')");
+my $err = error_report_of($b, "SELECT idgen_next('tickets')");
 like($err, qr/ERROR:\s+55000: generator "tickets" cannot issue IDs on this server\nDETAIL:\s+its durable counter state is missing/,
 	'with its record gone too, the counter is refused (55000), never started again at 0');
 

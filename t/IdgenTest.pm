@@ -22,6 +22,18 @@ sub error_of
 	return $err =~ /ERROR:\s+(\w{5}: [^\n]*)/ ? $1 : $err;
 }
 
+# psql's whole report (verbose: "ERROR:  SQLSTATE: message", DETAIL, HINT,
+# ...) of the error that SQL raises in database postgres (or $db), for
+# checks of more than its first line; "no error" if it raised none.
+sub error_report_of
+{
+	my ($node, $sql, $db) = @_;
+	my ($ret, $out, $err) = $node->psql($db // 'postgres',
+		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => 60);
+	return $ret == 0 ? "no error" : $err;
+}
+push @EXPORT, 'error_report_of';
+
 # The DETAIL of the error that SQL raises in database postgres (or $db),
 # or "no detail: " and psql's stderr.
 sub detail_of
