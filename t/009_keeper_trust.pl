@@ -36,12 +36,13 @@ $node->safe_psql('postgres', q{
 });
 $node->safe_psql('ctl', 'CREATE EXTENSION idgen');
 
-# The lines of $node's log that contain $text (so that a failed match shows
-# those, not the whole log).
-sub log_lines
+# The ERROR lines of $node's log that contain $text (so that a failed match
+# shows those, not the whole log).
+sub error_lines
 {
 	my ($node, $text) = @_;
-	return join("\n", grep { index($_, $text) >= 0 } split /\n/, slurp_file($node->logfile));
+	return join("\n", grep { /\bERROR:/ && index($_, $text) >= 0 }
+		split /\n/, slurp_file($node->logfile));
 }
 
 sub mallory_is_superuser
@@ -123,7 +124,7 @@ $node->safe_psql('ctl', q{
 ok($node->poll_query_until('postgres',
 		"SELECT keeper_message ~ 'extension idgen in database \"ctl\" is in a schema, or has an owner, that is not a superuser' FROM idgen_status()"),
 	'an extension in a schema owned by a non-superuser is refused');
-like(log_lines($node, 'extension idgen in database "ctl" is in a schema'),
+like(error_lines($node, 'extension idgen in database "ctl" is in a schema'),
 	qr/ 42501 ERROR:\s+extension idgen in database "ctl" is in a schema, or has an owner, that is not a superuser/,
 	'the keeper\'s error for it is 42501');
 $node->safe_psql('ctl', 'ALTER EXTENSION idgen SET SCHEMA old_public');
@@ -190,7 +191,7 @@ sub refuses_altered
 	ok($fresh->poll_query_until('postgres',
 			"SELECT keeper_state = 'failed' AND keeper_message = \$\$$message\$\$ FROM idgen_status()"),
 		"$table altered: the keeper refuses it");
-	like(log_lines($fresh, "idgen's table $table "), qr/ 55000 ERROR:\s+\Q$message\E/,
+	like(error_lines($fresh, "idgen's table $table "), qr/ 55000 ERROR:\s+\Q$message\E/,
 		"$table altered: the keeper's error is 55000");
 }
 
