@@ -65,25 +65,13 @@ sub add_round
 	$primary->safe_psql('postgres', sprintf($kinds{$_}[0], $round)) for @kinds;
 }
 
-# The kinds whose IDs of $round do not all lie above every earlier ID of
-# their kind, or repeat one: "" when every kind continues above.  UUIDs
-# compare as their text (fixed-width hex, byte order), since min(uuid)
-# exists only from PostgreSQL 18.
+# The kinds whose IDs of $round, or of an earlier round, do not all lie
+# above every earlier ID of their kind, or repeat one: "" when every kind
+# continues above.
 sub not_above
 {
 	my ($round) = @_;
-	return $primary->safe_psql('postgres', qq{
-		SELECT coalesce(string_agg(kind, ' ' ORDER BY kind), '')
-		  FROM (SELECT kind,
-		               min(id) FILTER (WHERE round = $round) AS id_min,
-		               max(id) FILTER (WHERE round < $round) AS id_before,
-		               min(u::text COLLATE "C") FILTER (WHERE round = $round) AS u_min,
-		               max(u::text COLLATE "C") FILTER (WHERE round < $round) AS u_before,
-		               count(*) FILTER (WHERE round = $round) AS n,
-		               count(DISTINCT coalesce(id::text, u::text)) = count(*) AS distinct_ids
-		          FROM ids GROUP BY kind) k
-		 WHERE n = 0 OR NOT distinct_ids
-		    OR NOT coalesce(id_min > id_before, u_min > u_before)});
+	return rounds_not_above($primary, 'SELECT round, kind, id, u FROM ids', $round);
 }
 
 # The time kinds whose last ID of $round is not ahead of the frozen clock:
@@ -168,18 +156,13 @@ is($out, 't|t', 'after a burst and an immediate restart, the first calls succeed
 is($err, '', '(no error)');
 
 # A streaming standby, configured with its own node id as it should be.
-$primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "idgen.node_id = 2\n");
-$standby->start;
+my $standby = standby_from_backup($primary, 'standby', conf => "idgen.node_id = 2\n");
 $primary->safe_psql('postgres', sprintf($insert, 4));
 $primary->wait_for_catchup($standby);
 
 for my $call ('snowflake_id()', 'instagram_id(11)')
 {
-	my ($ret, $out, $err) = $standby->psql('postgres',
-		"\\set VERBOSITY verbose\nSELECT $call", on_error_stop => 1);
+	my $err = error_report_of($standby, "SELECT $call");
 	like($err, qr/ERROR:\s+25006: cannot call \w+\(\) during recovery/,
 		"standby refuses $call with 25006");
 	like($err, qr/HINT:\s+Call \w+\(\) on the primary/, "standby's $call error hints at the primary");

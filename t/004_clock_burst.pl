@@ -187,10 +187,7 @@ my $set_max_wait = sub {
 	  or die "idgen.max_wait did not become $ms ms";
 };
 $set_max_wait->(60 * 1000);
-my ($c_out, $c_err) = ('', '');
-my $cancelled = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT snowflake_id()' ],
-	'>', \$c_out, '2>', \$c_err, IPC::Run::timeout(120));
+my $cancelled = psql_background($node, 'postgres', 'SELECT snowflake_id()');
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) > 0 FROM pg_stat_activity
 	 WHERE wait_event_type = 'Extension' AND query = 'SELECT snowflake_id()'}),
@@ -199,15 +196,12 @@ is($node->safe_psql('postgres', q{
 	SELECT pg_cancel_backend(pid) FROM pg_stat_activity
 	 WHERE state = 'active' AND query = 'SELECT snowflake_id()'}),
 	't', 'cancel it');
-$cancelled->finish;
-like($c_err, qr/canceling statement due to user request/,
+$cancelled->{h}->finish;
+like($cancelled->{err}, qr/canceling statement due to user request/,
 	'the waiting call is interruptible: it ends with the cancel');
 
 # --- a waiting call continues as soon as the clock moves ------------------
-my ($bg_out, $bg_err) = ('', '');
-my $bg = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT snowflake_id_time(snowflake_id())' ],
-	'>', \$bg_out, '2>', \$bg_err, IPC::Run::timeout(120));
+my $bg = psql_background($node, 'postgres', 'SELECT snowflake_id_time(snowflake_id())');
 # wait until it sleeps in idgen's wait (wait event "Extension"), then move
 # the clock on by one second
 ok($node->poll_query_until('postgres', q{
@@ -232,13 +226,13 @@ is($node->safe_psql('postgres', "SELECT instagram_id_shard(instagram_id(78))"), 
 # slept only for the checks above, a few seconds at most).
 my $moved_at = Time::HiRes::time();
 $set_clock->('2026-06-01 12:00:01');
-$bg->finish;
+$bg->{h}->finish;
 my $took = Time::HiRes::time() - $moved_at;
 cmp_ok($took, '<', 15,
 	'the waiting call returned as soon as the clock moved, long before max_wait ran out')
   or diag(sprintf('it took %.1f s after the clock moved', $took));
-is($bg_err, '', 'the waiting call did not fail');
-is($bg_out, "2026-06-01 12:00:01+00\n",
+is($bg->{err}, '', 'the waiting call did not fail');
+is($bg->{out}, "2026-06-01 12:00:01+00\n",
 	'the waiting call got an ID of the new current millisecond');
 is($node->safe_psql('postgres', 'SELECT waits >= 1 FROM idgen_status()'), 't',
 	'idgen_status() counted the wait');

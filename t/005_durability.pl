@@ -43,15 +43,10 @@ sub generate
 # every round's IDs above every earlier round's, per generator; no duplicate
 sub all_rounds_above_earlier
 {
-	return $node->safe_psql('postgres', q{
-		SELECT bool_and(sf_min > prev_sf AND ig_min > prev_ig),
-		       (SELECT count(*) - count(DISTINCT sf) FROM ids),
-		       (SELECT count(*) - count(DISTINCT ig) FROM ids)
-		  FROM (SELECT min(sf) AS sf_min, min(ig) AS ig_min,
-		               max(max(sf)) OVER (ORDER BY round ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_sf,
-		               max(max(ig)) OVER (ORDER BY round ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_ig
-		          FROM ids GROUP BY round) r
-		 WHERE prev_sf IS NOT NULL});
+	return rounds_not_above($node, q{
+		SELECT round, 'snowflake' AS kind, sf AS id, NULL::uuid AS u FROM ids
+		UNION ALL
+		SELECT round, 'instagram', ig, NULL FROM ids}, $round);
 }
 
 generate(2000);
@@ -70,7 +65,7 @@ my $last_issued = $node->safe_psql('postgres', q{
 	  FROM idgen_status()});
 $set_clock->(utc_clock_spec($last_issued - 0.5));
 generate(2000);
-is(all_rounds_above_earlier(), 't|0|0',
+is(all_rounds_above_earlier(), '',
 	'clock 500 ms back: IDs continue above the earlier ones, no error');
 is($node->safe_psql('postgres', 'SELECT borrowed > 0, clock_regressions > 0 FROM idgen_status()'),
 	't|t', 'the step was seen and bridged with borrowed timestamps');
@@ -80,7 +75,7 @@ like(error_of($node, 'SELECT snowflake_id()'), qr/^55000: wall clock is behind t
 	'clock an hour back: 55000 at once');
 $set_clock->('+0');
 generate(2000);
-is(all_rounds_above_earlier(), 't|0|0', 'clock back to now: IDs continue above all earlier ones');
+is(all_rounds_above_earlier(), '', 'clock back to now: IDs continue above all earlier ones');
 
 # --- immediate stop, clock 10 s back, start ---------------------------------
 # A generous max_lead lets the server issue at once, 10 s ahead of its
@@ -94,41 +89,30 @@ $node->stop('immediate');
 $set_clock->(utc_clock_spec($stopped_at - 10));
 $start->('start');
 generate(2000);
-is(all_rounds_above_earlier(), 't|0|0',
+is(all_rounds_above_earlier(), '',
 	'immediate stop, clock 10 s back, start: first IDs above all earlier ones (both generators)');
 is($node->safe_psql('postgres', 'SELECT snowflake_lead_ms > 9000, instagram_lead_ms > 9000 FROM idgen_status()'),
 	't|t', 'they were issued about 10 s ahead of the wall clock');
 $set_clock->('-10s');
 
 # --- a killed backend: the postmaster resets shared memory ----------------
-my $killme = $node->safe_psql('postgres', 'SELECT pg_backend_pid()');
-my ($bg_out, $bg_err) = ('', '');
-my $bg = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT pg_backend_pid(), pg_sleep(60)' ],
-	'>', \$bg_out, '2>', \$bg_err, IPC::Run::timeout(120));
-ok($node->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()"),
-	'a backend to kill is running');
-my $victim = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()");
+my $victim = sleeping_backend($node);
 # counted IDs before the kill, so that a count of 0 after it shows new shared memory
 cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()'), '>', 0,
 	'before the kill, idgen_status() counts the IDs issued');
-kill 'KILL', $victim;
-$bg->finish;
-like($bg_err, qr/server closed the connection unexpectedly/,
+kill_backend($victim);
+like($victim->{err}, qr/server closed the connection unexpectedly/,
 	'the killed backend\'s session ended with it');
-ok($node->poll_query_until('postgres', 'SELECT snowflake_issued = 0 FROM idgen_status()'),
+ok(wait_after_crash($node, 'SELECT snowflake_issued = 0 FROM idgen_status()'),
 	'after SIGKILL of a backend the server restarted with fresh shared memory');
 generate(2000);
-is(all_rounds_above_earlier(), 't|0|0', 'killed backend: IDs after the crash restart are above all earlier ones');
+is(all_rounds_above_earlier(), '', 'killed backend: IDs after the crash restart are above all earlier ones');
 
 # --- configuration drift: epoch changed across a restart -------------------
 $node->append_conf('postgresql.conf', "idgen.epoch = '2025-01-01 00:00:00+00'\n");
 $node->stop('fast');
 $start->('start');
-my ($ret, $out, $err) = $node->psql('postgres',
-	"\\set VERBOSITY verbose\nSELECT instagram_id(21)", timeout => 60);
+my $err = error_report_of($node, 'SELECT instagram_id(21)');
 like($err, qr/ERROR:\s+55000: "idgen.epoch" changed since IDs were issued/,
 	'a changed epoch is refused with 55000');
 like($err, qr/DETAIL:\s+IDs were issued under the epoch 2024-01-01 00:00:00\+00; "idgen.epoch" is now 2025-01-01 00:00:00\+00/,
@@ -139,7 +123,7 @@ $node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-01 00:00:00+00'\n"
 $node->stop('fast');
 $start->('start');
 generate(2000);
-is(all_rounds_above_earlier(), 't|0|0', 'epoch restored: generation resumes above all earlier IDs');
+is(all_rounds_above_earlier(), '', 'epoch restored: generation resumes above all earlier IDs');
 
 # an idle server writes no reservations (no WAL for idgen): once the last
 # IDs are well inside the reservation, the keeper stops extending it.  The
@@ -194,7 +178,7 @@ is($node->safe_psql('postgres', q{
 	  FROM idgen_status()}),
 	't', 'and so is the epoch record');
 generate(2000);
-is(all_rounds_above_earlier(), 't|0|0', 'IDs after the drop are above all earlier ones');
+is(all_rounds_above_earlier(), '', 'IDs after the drop are above all earlier ones');
 
 
 # --- adopting a new epoch, as the hint says, without a restart -------------
@@ -208,7 +192,7 @@ $set_clock->('+0');
 $start->('start');
 like(error_of($node, 'SELECT instagram_id(21)'), qr/^55000: "idgen.epoch" changed/,
 	'the new epoch is refused first');
-($ret, $out, $err) = $node->psql('postgres', 'SELECT instagram_id(21)');
+$err = error_report_of($node, 'SELECT instagram_id(21)');
 like($err, qr/HINT:.*"ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART" in database "postgres"/,
 	'the hint names the commands and the database');
 # Resetting the epoch record alone leaves a reservation without the epoch it
@@ -220,7 +204,7 @@ ok($node->poll_query_until('postgres',
 like(error_of($node, 'SELECT instagram_id(21)'), qr/^55000: no durable ID reservation is available/,
 	'and generators fail closed');
 $node->safe_psql('postgres', 'ALTER SEQUENCE idgen_hwm RESTART');
-ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node),
 	'after resetting both, as the hint says, the keeper adopts the new epoch');
 like(slurp_file($node->logfile), qr/durable ID reservation in database "postgres" is missing; IDs resume \d+ ms ahead of the clock/,
 	'and says in the log that IDs resume ahead of the clock');
@@ -234,8 +218,7 @@ is($node->safe_psql('postgres', q{
 $node->append_conf('postgresql.conf', "idgen.database = 'no_such_database'\n");
 $node->stop('fast');
 $start->('start');
-($ret, $out, $err) = $node->psql('postgres',
-	"\\set VERBOSITY verbose\nSELECT snowflake_id()", timeout => 60);
+$err = error_report_of($node, 'SELECT snowflake_id()');
 like($err, qr/ERROR:\s+55000: no durable ID reservation is available/,
 	'the keeper cannot reach its database: generators fail with 55000');
 like($err, qr/DETAIL:\s+The idgen keeper.s state is "failed": the keeper could not connect to database "no_such_database"/,
@@ -260,8 +243,7 @@ synchronous_standby_names = 'nobody'
 });
 $node->stop('fast');
 $start->('start');
-($ret, $out, $err) = $node->psql('postgres',
-	"\\set VERBOSITY verbose\nSELECT snowflake_id()", timeout => 60);
+$err = error_report_of($node, 'SELECT snowflake_id()');
 like($err, qr/ERROR:\s+55000: no durable ID reservation is available/,
 	'synchronous standby missing: generators fail with 55000, although synchronous_commit is off');
 like($err, qr/waiting to become durable .*synchronous_standby_names/,

@@ -48,13 +48,11 @@ my (undef, $start_primary) = fake_clock($primary, $primary_clock);
 $start_primary->('start');
 wait_for_keeper($primary);
 $primary->safe_psql('postgres', 'CREATE TABLE ids (sf bigint, ig bigint, at timestamptz)');
-$primary->backup('b');
 
 # The standby: its own node id (as recommended) and its own clock, 0.5 s
 # behind the primary's.
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "idgen.node_id = 2\n");
+my $standby = standby_from_backup($primary, 'standby',
+	conf => "idgen.node_id = 2\n", start => 0);
 my (undef, $start_standby) = fake_clock($standby, $standby_clock);
 $start_standby->('start');
 $primary->wait_for_catchup($standby);
@@ -78,13 +76,12 @@ is($standby->safe_psql('postgres', qq{
 	SELECT clock_timestamp() < snowflake_id_time($old_sf), clock_timestamp() < instagram_id_time($old_ig)}),
 	't|t', "the standby's clock is behind the old primary's last IDs");
 
-my ($ret, $out, $err) = $standby->psql('postgres', "\\set VERBOSITY verbose\nSELECT instagram_id(300)");
-like($err, qr/ERROR:\s+25006:/, 'the standby refuses to generate (25006)');
+like(error_of($standby, 'SELECT instagram_id(300)'), qr/^25006: /, 'the standby refuses to generate (25006)');
 
 # Lose the primary without a clean shutdown and promote the standby.
 $primary->stop('immediate');
 $standby->promote;
-ok($standby->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($standby),
 	'the promoted standby loaded the replicated reservation');
 
 $standby->safe_psql('postgres',

@@ -17,10 +17,12 @@ use IdgenTest;
 
 my $node = PostgreSQL::Test::Cluster->new('trust');
 $node->init;
+# (%e: the log shows the SQLSTATE of the keeper's errors)
 $node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'idgen'
 idgen.node_id = 9
 idgen.database = 'ctl'
+log_line_prefix = '%m [%p] %e %q%a '
 });
 $node->start;
 
@@ -33,6 +35,15 @@ $node->safe_psql('postgres', q{
 	CREATE DATABASE ctl OWNER mallory;
 });
 $node->safe_psql('ctl', 'CREATE EXTENSION idgen');
+
+# The ERROR lines of $node's log that contain $text (so that a failed match
+# shows those, not the whole log).
+sub error_lines
+{
+	my ($node, $text) = @_;
+	return join("\n", grep { /\bERROR:/ && index($_, $text) >= 0 }
+		split /\n/, slurp_file($node->logfile));
+}
 
 sub mallory_is_superuser
 {
@@ -91,7 +102,7 @@ like(error_of($node, 'SELECT snowflake_id()'), qr/^55000: /,
 # A superuser takes the database over.  The extension (now in old_public)
 # is trusted again; mallory's look-alikes in the new public are ignored.
 $node->safe_psql('postgres', 'ALTER DATABASE ctl OWNER TO CURRENT_USER');
-ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node),
 	'with a superuser owning the database, the keeper is ready');
 is($node->safe_psql('postgres', q{
 	SELECT count(DISTINCT id) FROM (SELECT snowflake_id() AS id FROM generate_series(1, 10000)) s}),
@@ -113,8 +124,11 @@ $node->safe_psql('ctl', q{
 ok($node->poll_query_until('postgres',
 		"SELECT keeper_message ~ 'extension idgen in database \"ctl\" is in a schema, or has an owner, that is not a superuser' FROM idgen_status()"),
 	'an extension in a schema owned by a non-superuser is refused');
+like(error_lines($node, 'extension idgen in database "ctl" is in a schema'),
+	qr/ 42501 ERROR:\s+extension idgen in database "ctl" is in a schema, or has an owner, that is not a superuser/,
+	'the keeper\'s error for it is 42501');
 $node->safe_psql('ctl', 'ALTER EXTENSION idgen SET SCHEMA old_public');
-ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node),
 	'moved back to a superuser\'s schema, the keeper is ready again');
 is(mallory_is_superuser(), 'f', 'and mallory never became superuser');
 
@@ -127,7 +141,7 @@ $node->safe_psql('postgres', q{
 	ALTER DATABASE ctl SET search_path = evil;
 });
 $node->restart;
-ok($node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node),
 	'the keeper ignores the database\'s defaults');
 is($node->safe_psql('postgres', 'SELECT count(snowflake_id()) FROM generate_series(1, 1000)'),
 	'1000', 'and generation works');
@@ -145,23 +159,87 @@ $fresh->safe_psql('postgres', q{
 $fresh->safe_psql('app', 'CREATE EXTENSION idgen');
 $fresh->safe_psql('postgres', 'CREATE TABLE public.idgen_hwm (x int)',
 	extra_params => [ '-U', 'mallory' ]);
+# (%e: the log shows the SQLSTATE of the keeper's errors)
 $fresh->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'idgen'
 idgen.node_id = 10
+log_line_prefix = '%m [%p] %e %q%a '
 });
 $fresh->restart;
 ok($fresh->poll_query_until('app',
 		"SELECT keeper_message ~ 'already exists' FROM idgen_status()"),
 	'a pre-created idgen_hwm blocks CREATE EXTENSION: the keeper says so');
-my (undef, undef, $err) = $fresh->psql('app', "\\set VERBOSITY verbose\nSELECT snowflake_id()");
-like($err, qr/ERROR:\s+55000: no durable ID reservation/, 'and generators fail closed');
+like(error_of($fresh, 'SELECT snowflake_id()', 'app'), qr/^55000: no durable ID reservation/,
+	'and generators fail closed');
 $fresh->safe_psql('postgres', 'DROP TABLE public.idgen_hwm');
-ok($fresh->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($fresh, 'app'),
 	'once it is gone, the keeper creates the extension and is ready');
 is($fresh->safe_psql('postgres', q{
 	SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
 	 WHERE e.extname = 'idgen'}),
 	'public', 'in schema public');
+
+# The keeper reads and writes its tables directly, so it refuses them once
+# they no longer have the shape it knows: with each one altered (as a
+# superuser can), the keeper fails, saying which, with 55000.  Dropping
+# and re-creating the extension, as the hint says, mends it.
+sub refuses_altered
+{
+	my ($table, $alter) = @_;
+	my $message = qq{idgen's table $table in database "postgres" has been altered};
+	$fresh->safe_psql('postgres', $alter);
+	ok($fresh->poll_query_until('postgres',
+			"SELECT keeper_state = 'failed' AND keeper_message = \$\$$message\$\$ FROM idgen_status()"),
+		"$table altered: the keeper refuses it");
+	like(error_lines($fresh, "idgen's table $table "), qr/ 55000 ERROR:\s+\Q$message\E/,
+		"$table altered: the keeper's error is 55000");
+}
+
+sub mend
+{
+	my ($what) = @_;
+	$fresh->safe_psql('postgres', 'DROP EXTENSION idgen CASCADE');
+	ok(keeper_ready($fresh), "$what: once the extension is re-created, the keeper is ready");
+}
+
+$fresh->safe_psql('postgres', q{
+	CREATE ROLE drawer;
+	SELECT idgen_create_generator('guarded', 'time:41 tag:3=2 node:10 seq:9');
+	SELECT idgen_grant_generator('guarded', 'drawer');
+});
+is(error_of($fresh, "SET ROLE drawer; SELECT idgen_next('guarded')"), 'no error',
+	'a granted role draws from its generator');
+refuses_altered('idgen_generator_grant',
+	'ALTER TABLE public.idgen_generator_grant ADD COLUMN note text');
+# After a restart the keeper loads the definitions but not their grants: a
+# granted role waits for them, and is told, rather than refused with 42501.
+$fresh->restart;
+like(error_of($fresh, "SET ROLE drawer; SELECT idgen_next('guarded')"),
+	qr/^55000: the grants of generator "guarded" are not loaded/,
+	'grants the keeper cannot load: 55000, not 42501');
+mend('idgen_generator_grant');
+
+refuses_altered('idgen_generator',
+	'ALTER TABLE public.idgen_generator ADD COLUMN note text');
+mend('idgen_generator');
+
+# the floors are read once IDs of a shard have been reserved
+$fresh->safe_psql('postgres', 'SELECT instagram_id(4)');
+refuses_altered('idgen_shard_floor',
+	'CREATE INDEX ON public.idgen_shard_floor (shard)');
+mend('idgen_shard_floor');
+
+# a counter's state is written when the keeper takes values ahead for it:
+# at once for a new counter
+$fresh->safe_psql('postgres', q{
+	SELECT idgen_create_generator('tickets', 'zone:4=1 seq:27');
+	SELECT idgen_next('tickets');
+});
+refuses_altered('idgen_counter_state', q{
+	CREATE INDEX ON public.idgen_counter_state (name);
+	SELECT idgen_create_generator('tickets2', 'zone:4=2 seq:27');
+});
+mend('idgen_counter_state');
 
 $fresh->stop;
 $node->stop;

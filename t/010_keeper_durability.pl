@@ -27,17 +27,8 @@ wait_for_keeper($node);
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', 'CREATE EXTENSION idgen');
 
-# "SQLSTATE: message" of the error that SQL raises in database app (while
-# a synchronous standby is missing, every commit hangs: "postgres" may hold
-# the keeper's uncommitted work)
-sub app_error
-{
-	my ($sql) = @_;
-	my ($ret, $out, $err) = $node->psql('app',
-		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => 60);
-	return "no error" if $ret == 0;
-	return $err =~ /ERROR:\s+(\w{5}: [^\n]*)/ ? $1 : $err;
-}
+# Errors are read in database app: while a synchronous standby is missing,
+# every commit hangs, and "postgres" may hold the keeper's uncommitted work.
 
 # --- a synchronous standby that never answers --------------------------------
 # Once the reservation in hand has run out (idle for 2 s), the keeper's next
@@ -56,7 +47,7 @@ sub keeper_in_syncrep
 		return 1 if $node->safe_psql('app', q{
 			SELECT count(*) = 1 FROM pg_stat_activity
 			 WHERE backend_type = 'idgen keeper' AND wait_event = 'SyncRep'}) eq 't';
-		app_error('SELECT snowflake_id()');
+		error_of($node, 'SELECT snowflake_id()', 'app');
 		return 0;
 	});
 }
@@ -64,7 +55,7 @@ ok(keeper_in_syncrep(), 'the keeper waits for the synchronous standby "ghost"');
 # what was reserved before is used up first (the keeper extends with half
 # of it left); then the generators must stop
 ok(wait_until(sub {
-		app_error('SELECT snowflake_id()') =~ /^55000: no durable ID reservation is available/;
+		error_of($node, 'SELECT snowflake_id()', 'app') =~ /^55000: no durable ID reservation is available/;
 	}),
 	'waiting for a synchronous standby that is gone: generators fail closed');
 
@@ -86,7 +77,7 @@ for my $round (1 .. 2)
 		},
 		"cancel $round: it ended the wait, and the keeper refused the unconfirmed commit");
 }
-like(app_error('SELECT snowflake_id()'),
+like(error_of($node, 'SELECT snowflake_id()', 'app'),
 	qr/^55000: no durable ID reservation is available/,
 	'after pg_cancel_backend on the keeper: still fail closed');
 for my $round (1 .. 2)
@@ -106,7 +97,7 @@ for my $round (1 .. 2)
 		SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $pid}),
 		"terminate $round: that keeper exited");
 }
-like(app_error('SELECT snowflake_id()'),
+like(error_of($node, 'SELECT snowflake_id()', 'app'),
 	qr/^55000: no durable ID reservation is available/,
 	'after pg_terminate_backend on the keeper: still fail closed');
 is($node->safe_psql('app', 'SELECT reserved_until < clock_timestamp() FROM idgen_status()'),
@@ -114,7 +105,7 @@ is($node->safe_psql('app', 'SELECT reserved_until < clock_timestamp() FROM idgen
 
 $node->safe_psql('app',
 	"ALTER SYSTEM SET synchronous_standby_names = ''; SELECT pg_reload_conf()");
-ok($node->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node, 'app'),
 	'without the synchronous standby the keeper becomes ready');
 is($node->safe_psql('app', 'SELECT count(snowflake_id()) FROM generate_series(1, 1000)'),
 	'1000', 'and generation works');
@@ -128,13 +119,13 @@ $node->safe_psql('app', q{
 	ALTER SYSTEM SET synchronous_standby_names = 'ghost';
 	SELECT pg_reload_conf();
 });
-like(app_error(q{
+like(error_of($node, q{
 	DO $$ BEGIN
 		FOR i IN 1 .. 200 LOOP
 			PERFORM snowflake_id();
 			PERFORM pg_sleep(0.05);
 		END LOOP;
-	END $$}),
+	END $$}, 'app'),
 	qr/^55000: no durable ID reservation is available/,
 	'synchronous_commit = off by reload: reservations still wait for the standby, generation stops');
 $node->safe_psql('app', q{
@@ -142,7 +133,7 @@ $node->safe_psql('app', q{
 	ALTER SYSTEM RESET synchronous_standby_names;
 	SELECT pg_reload_conf();
 });
-ok($node->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node, 'app'),
 	'ready again');
 
 # --- idgen.max_wait = 0 ----------------------------------------------------
@@ -161,7 +152,7 @@ for my $round (1 .. 3)
 	ok($node->poll_query_until('app',
 			"SELECT reserved_until < clock_timestamp() FROM idgen_status()"),
 		"round $round: idle, the reservation falls behind the clock");
-	is(app_error('SELECT snowflake_id()'), 'no error',
+	is(error_of($node, 'SELECT snowflake_id()', 'app'), 'no error',
 		"round $round: with idgen.max_wait = 0 the first call after idling succeeds");
 }
 like(slurp_file($node->logfile),
@@ -203,7 +194,7 @@ my $frozen = (time() + 60) * 1000;
 set_test_clock($frozen);
 $node->stop('fast');
 $node->start;
-ok($node->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node, 'app'),
 	'restarted with a frozen clock');
 $node->safe_psql('app', q{
 	CREATE TABLE burst AS SELECT 1 AS round, instagram_id(7) AS id FROM generate_series(1, 1536000)});
@@ -214,15 +205,13 @@ $node->safe_psql('app', 'CREATE DATABASE other');
 $node->append_conf('postgresql.conf', "idgen.database = 'other'\n");
 $node->stop('immediate');
 $node->start;
-ok($node->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($node, 'app'),
 	'the keeper is ready in the new database');
 like(slurp_file($node->logfile),
 	qr/WARNING:.*durable ID reservation in database "other" is missing; IDs resume 2001 ms ahead of the clock/,
 	'it warns that the durable state is missing');
 # one second on, still frozen: the floor, 2,001 ms ahead, is within max_lead
-set_test_clock($frozen + 1000);
-$node->reload;
-ok($node->poll_query_until('app', 'SHOW idgen.test_clock', $frozen + 1000),
+ok(eval { set_and_reload($node, 'idgen.test_clock' => $frozen + 1000); 1 },
 	'the frozen clock moved one second on');
 $node->safe_psql('app', q{
 	INSERT INTO burst SELECT 2, instagram_id(7) FROM generate_series(1, 1000)});
@@ -254,7 +243,7 @@ my @at = map {
 my @gaps = map { sprintf('%.1f', $at[$_] - $at[ $_ - 1 ]) } 1 .. 3;
 cmp_ok($gaps[1], '>=', 1.5, "the keeper backs off: the third attempt waited $gaps[1] s, not one");
 cmp_ok($gaps[2], '>', $gaps[1], "and the fourth longer ($gaps[2] s)");
-like(app_error('SELECT snowflake_id()'),
+like(error_of($node, 'SELECT snowflake_id()', 'app'),
 	qr/^55000: no durable ID reservation is available/, 'generators fail closed meanwhile');
 
 $node->append_conf('postgresql.conf', "idgen.database = 'postgres'\nmax_worker_processes = 0\n");

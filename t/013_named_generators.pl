@@ -164,18 +164,14 @@ is($node->safe_psql('app', q{
 	't|t|t', 'after an immediate stop with the clock 10 s back, every named generator continues above its earlier IDs');
 
 # --- a standby refuses; promoted, it continues above ------------------------
-$node->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('named_standby');
-$standby->init_from_backup($node, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "idgen.node_id = 4\n");
-$standby->start;
+my $standby = standby_from_backup($node, 'named_standby', conf => "idgen.node_id = 4\n");
 $node->safe_psql('app', q{INSERT INTO r SELECT 3, idgen_next('legacy'), idgen_next('sony'), idgen_next('shards', 9) FROM generate_series(1, 3000)});
 $node->wait_for_catchup($standby);
-my (undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('legacy')");
-like($err, qr/ERROR:\s+25006:/, 'a standby refuses idgen_next() with 25006');
+like(error_of($standby, "SELECT idgen_next('legacy')", 'app'), qr/^25006: /,
+	'a standby refuses idgen_next() with 25006');
 $node->stop('immediate');
 $standby->promote;
-ok($standby->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($standby, 'app'),
 	'the promoted standby is ready');
 $standby->safe_psql('app', q{INSERT INTO r SELECT 4, idgen_next('legacy'), idgen_next('sony'), idgen_next('shards', 9) FROM generate_series(1, 3000)});
 is($standby->safe_psql('app', q{
@@ -195,21 +191,21 @@ $standby->safe_psql('postgres', q{
 });
 ok($standby->poll_query_until('app', "SELECT state = 'refused' FROM idgen_generators WHERE name = 'legacy'"),
 	'the keeper refuses a definition that changed');
-(undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('legacy')");
-like($err, qr/ERROR:\s+55000: generator "legacy" cannot issue IDs on this server/,
+like(error_of($standby, "SELECT idgen_next('legacy')", 'app'),
+	qr/^55000: generator "legacy" cannot issue IDs on this server/,
 	'idgen_next() on it fails with 55000');
 is($standby->safe_psql('app', "SELECT idgen_next('sony') > 0"), 't', 'other generators go on');
 
 # a node id that does not fit the node fields, at start
 $standby->append_conf('postgresql.conf', "idgen.node_id = 600\n");
 $standby->restart;
-ok($standby->poll_query_until('app', "SELECT keeper_state = 'ready' FROM idgen_status()"), 'restarted with node id 600');
-(undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('sony')");
+ok(keeper_ready($standby, 'app'), 'restarted with node id 600');
+my (undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('sony')");
 is($err, '', 'sonyflake (16 machine bits) takes node id 600');
 (undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('shards', 1)");
 is($err, '', 'a layout without node fields needs no node id');
 # (a new shared memory loads the row as it is now; the node id decides)
-(undef, undef, $err) = $standby->psql('app', "\\set VERBOSITY verbose\nSELECT idgen_next('legacy')");
+$err = error_report_of($standby, "SELECT idgen_next('legacy')", 'app');
 like($err, qr/ERROR:\s+55000: generator "legacy" cannot issue IDs on this server\nDETAIL:\s+"idgen.node_id" \(600\) does not fit its 9 node bits/,
 	'node id 600 does not fit legacy\'s 9 node bits: refused with 55000, saying why');
 

@@ -193,43 +193,19 @@ wait_for_keeper($a);
 resumes_above($a, 'immediate stop', $before, 0);
 
 # a killed backend: the postmaster resets shared memory
-my ($bg_out, $bg_err) = ('', '');
-my $bg = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', $a->connstr('postgres'), '-c', 'SELECT pg_sleep(60)' ],
-	'>', \$bg_out, '2>', \$bg_err, IPC::Run::timeout(120));
-ok($a->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'"),
-	'a backend to kill is running');
-my $victim = $a->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'");
+my $victim = sleeping_backend($a);
 $before = reservation_before_crash($a, 'killed backend');
-kill 'KILL', $victim;
-eval { $bg->finish };
-# the crash restart drops connections that are being opened: retry them.
-# A connection the postmaster accepts before it has seen the crash still
-# sees the old shared memory: wait for the new one, where nothing of seq
-# has been issued yet.
-my $ready = 0;
-for (1 .. 180)
-{
-	my $out = eval {
-		$a->safe_psql('postgres', q{
-			SELECT keeper_state = 'ready'
-			       AND (SELECT issued FROM idgen_generators WHERE name = 'seq') = 0
-			  FROM idgen_status()});
-	} // '';
-	if ($out eq 't') { $ready = 1; last; }
-	sleep 1;
-}
-ok($ready, 'after the crash restart the keeper is ready');
+kill_backend($victim);
+# the new shared memory is the one where nothing of seq has been issued yet
+ok(wait_after_crash($a, q{
+		SELECT keeper_state = 'ready'
+		       AND (SELECT issued FROM idgen_generators WHERE name = 'seq') = 0
+		  FROM idgen_status()}),
+	'after the crash restart the keeper is ready');
 resumes_above($a, 'killed backend', $before, 0);
 
 # a synchronous standby, promoted after the primary's immediate stop
-$a->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('stripe1_standby');
-$standby->init_from_backup($a, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "idgen.node_id = 3\n");
-$standby->start;
+my $standby = standby_from_backup($a, 'stripe1_standby', conf => "idgen.node_id = 3\n");
 $a->append_conf('postgresql.conf', "synchronous_standby_names = 'stripe1_standby'\n");
 $a->reload;
 ok($a->poll_query_until('postgres',
@@ -242,7 +218,7 @@ $before = reservation_before_crash($a, 'failover');
 $a->wait_for_catchup($standby);
 $a->stop('immediate');
 $standby->promote;
-ok($standby->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()"),
+ok(keeper_ready($standby),
 	'the promoted standby is ready');
 is($standby->safe_psql('postgres', q{
 	SELECT (idgen_decode('seq', idgen_next('seq')) ->> 'worker')::int}),
@@ -289,7 +265,7 @@ while (1)
 	  || $b->safe_psql('postgres',
 		q{SELECT count(*) FROM idgen_counter_state WHERE name = 'tickets'}) eq '0';
 }
-my (undef, undef, $err) = $b->psql('postgres', "\\set VERBOSITY verbose\nSELECT idgen_next('tickets')");
+my $err = error_report_of($b, "SELECT idgen_next('tickets')");
 like($err, qr/ERROR:\s+55000: generator "tickets" cannot issue IDs on this server\nDETAIL:\s+its durable counter state is missing/,
 	'with its record gone too, the counter is refused (55000), never started again at 0');
 

@@ -29,9 +29,7 @@ wait_for_keeper($node);
 $node->safe_psql('postgres', 'CREATE TABLE stop_loading (done boolean)');
 
 # the session that keeps the keeper loading, until told to stop
-my ($bg_out, $bg_err) = ('', '');
-my $bg = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', q{
+my $bg = psql_background($node, 'postgres', q{
 DO $$
 DECLARE
 	unknown int := 0;
@@ -44,9 +42,7 @@ BEGIN
 		END;
 	END LOOP;
 	RAISE NOTICE 'unknown: %', unknown;
-END $$} ],
-	'>', \$bg_out, '2>', \$bg_err,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+END $$}, timeout => $PostgreSQL::Test::Utils::timeout_default);
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) = 1 FROM pg_stat_activity
 	 WHERE state = 'active' AND query LIKE '%no_such_generator%'
@@ -100,8 +96,8 @@ is($node->safe_psql('postgres', q{SELECT idgen_next('uncommitted') > 0}),
 	't', 'and usable once that transaction commits');
 
 $node->safe_psql('postgres', 'INSERT INTO stop_loading VALUES (true)');
-$bg->finish;
-like($bg_err, qr/NOTICE:\s+unknown: [1-9]\d*/,
+$bg->{h}->finish;
+like($bg->{err}, qr/NOTICE:\s+unknown: [1-9]\d*/,
 	'the unknown name was refused with 42704 meanwhile');
 
 # --- a name this server still runs is not reused for another definition ------

@@ -28,11 +28,7 @@ $primary->safe_psql('postgres', q{
 my $id = $primary->safe_psql('postgres', 'SELECT snowflake_id()');
 my $ig3 = $primary->safe_psql('postgres', 'SELECT instagram_id(3)');
 
-$primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "idgen.node_id = 8\n");
-$standby->start;
+my $standby = standby_from_backup($primary, 'standby', conf => "idgen.node_id = 8\n");
 $primary->wait_for_catchup($standby);
 
 for my $call (
@@ -50,6 +46,12 @@ for my $call (
 {
 	like(error_of($standby, "SELECT $call"), qr/^25006: /, "on a standby, $call refuses with 25006");
 }
+
+# decoding by name needs the definitions, which the keeper loads, and it
+# does not run on a standby
+like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
+	qr/^25006: named generators are not available during recovery/,
+	'on a standby, decoding by name refuses with 25006, saying why');
 
 # decoding by layout reads no server state
 is($standby->safe_psql('postgres', qq{

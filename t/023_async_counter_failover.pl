@@ -24,13 +24,9 @@ $primary->safe_psql('postgres', q{
 	SELECT idgen_create_generator('plain', 'seq:31');
 	SELECT idgen_create_generator('worker', 'zone:7=3 worker:16 seq:40');
 	CREATE TABLE drawn (g text, id bigint)});
-$primary->backup('b');
 
 # an asynchronous standby with its own node id
-my $standby = PostgreSQL::Test::Cluster->new('async_standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "idgen.node_id = 2\n");
-$standby->start;
+my $standby = standby_from_backup($primary, 'async_standby', conf => "idgen.node_id = 2\n");
 $primary->safe_psql('postgres', q{
 	INSERT INTO drawn SELECT 'plain', idgen_next('plain') FROM generate_series(1, 100);
 	INSERT INTO drawn SELECT 'worker', idgen_next('worker') FROM generate_series(1, 100)});

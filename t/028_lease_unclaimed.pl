@@ -34,7 +34,7 @@ $node->poll_query_until('postgres',
 ok($node->poll_query_until('postgres', q{
 	SELECT lease_state = 'claiming' AND lease_error IS NOT NULL FROM idgen_lease_status()}),
 	'the keeper tries to claim the node id and records why it cannot');
-$node->poll_query_until('postgres', "SELECT keeper_state = 'ready' FROM idgen_status()")
+keeper_ready($node)
   or die 'the keeper did not become ready';
 $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('with_node', 'time:41 tag:3=1 node:10 seq:9');

@@ -26,15 +26,6 @@ start_etcd();
 
 # ---- servers ----
 
-# The DETAIL of the error of $sql run as $role (SET ROLE).
-sub detail_as
-{
-	my ($node, $role, $sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres', "SET ROLE $role;\n$sql",
-		on_error_stop => 1);
-	return $err =~ /DETAIL:\s+([^\n]*)/ ? $1 : "no detail: $err";
-}
-
 # Issue $n snowflake IDs; return the highest.
 sub max_of
 {
@@ -123,7 +114,7 @@ like($err, qr/^55000: node id 5 is held by another server in etcd/,
 # the holder is named to members of pg_monitor only, and in the server log
 $nb->safe_psql('postgres', 'CREATE ROLE watcher; CREATE ROLE monitor IN ROLE pg_monitor');
 my $log_from = -s $nb->logfile;
-my $plain = detail_as($nb, 'watcher', 'SELECT snowflake_id()');
+my $plain = detail_of($nb, "SET ROLE watcher;\nSELECT snowflake_id()");
 unlike($plain, qr/host|port|system identifier/,
 	'a role without pg_monitor is not told who holds the node id');
 like($plain, qr/Members of pg_monitor see the holder in idgen_lease_status\(\)/,
@@ -137,7 +128,7 @@ is($nb->safe_psql('postgres', "SET ROLE monitor; SHOW idgen.lease_endpoints") ne
 like(slurp_file($nb->logfile, $log_from),
 	qr/DETAIL:.*the holder is host "[^"]*", port ${\ $na->port}, system identifier \d+/,
 	'the server log names the holder whoever asked');
-like(detail_as($nb, 'monitor', 'SELECT snowflake_id()'),
+like(detail_of($nb, "SET ROLE monitor;\nSELECT snowflake_id()"),
 	qr/the holder is host "[^"]*", port ${\ $na->port}, system identifier \d+/,
 	'a member of pg_monitor is told the holder: host, port and system identifier');
 my $detail = $nb->safe_psql('postgres', 'SELECT lease_holder FROM idgen_lease_status()');
@@ -245,9 +236,9 @@ ok($d->poll_query_until('postgres', q{
 	       AND lease_error ~ '(could not renew|Couldn''t connect|Timeout)'
 	  FROM idgen_lease_status()}),
 	'idgen_lease_status() shows the lease lost and the last etcd error');
-unlike(detail_as($d, 'watcher', 'SELECT snowflake_id()'), qr{http://|127\.0\.0\.1},
+unlike(detail_of($d, "SET ROLE watcher;\nSELECT snowflake_id()"), qr{http://|127\.0\.0\.1},
 	"a role without pg_monitor is not told etcd's addresses");
-like(detail_as($d, 'monitor', 'SELECT snowflake_id()'), qr{Last etcd error: .*http://127\.0\.0\.1},
+like(detail_of($d, "SET ROLE monitor;\nSELECT snowflake_id()"), qr{Last etcd error: .*http://127\.0\.0\.1},
 	'a member of pg_monitor is told the last etcd error');
 is($d->safe_psql('postgres', 'SELECT instagram_id(2) > 0'), 't',
 	'instagram_id() does not depend on etcd');
@@ -333,11 +324,8 @@ my (undef, $start_p) = fake_clock($p, '+30');
 $start_p->('start');
 wait_for_keeper($p);
 wait_for_lease($p, 'held');
-$p->backup('bk');
 # a clone: the same node id in its configuration
-my $s = PostgreSQL::Test::Cluster->new('s');
-$s->init_from_backup($p, 'bk', has_streaming => 1);
-$s->start;
+my $s = standby_from_backup($p, 's');
 $p->safe_psql('postgres', 'CREATE TABLE t AS SELECT snowflake_id() id FROM generate_series(1, 1000)');
 $p->wait_for_catchup($s);
 is($s->safe_psql('postgres', 'SELECT lease_state, lease_id IS NULL FROM idgen_lease_status()'),

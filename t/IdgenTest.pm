@@ -11,16 +11,49 @@ use IPC::Run;
 our @EXPORT = qw(error_of wait_for_keeper fake_clock concurrent_pgbench
   keeper_pid restart_keeper set_and_reload node_cannot_run require_node);
 
-# Run SQL that must fail in database postgres; return "SQLSTATE: message"
-# of its error, or "no error".
+# Run SQL that must fail in database postgres (or $db); return
+# "SQLSTATE: message" of its error, or "no error".
 sub error_of
 {
-	my ($node, $sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres',
+	my ($node, $sql, $db) = @_;
+	my ($ret, $out, $err) = $node->psql($db // 'postgres',
 		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => 60);
 	return "no error" if $ret == 0;
 	return $err =~ /ERROR:\s+(\w{5}: [^\n]*)/ ? $1 : $err;
 }
+
+# psql's whole report (verbose: "ERROR:  SQLSTATE: message", DETAIL, HINT,
+# ...) of the error that SQL raises in database postgres (or $db), for
+# checks of more than its first line; "no error" if it raised none.
+sub error_report_of
+{
+	my ($node, $sql, $db) = @_;
+	my ($ret, $out, $err) = $node->psql($db // 'postgres',
+		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => 60);
+	return $ret == 0 ? "no error" : $err;
+}
+push @EXPORT, 'error_report_of';
+
+# The DETAIL of the error that SQL raises in database postgres (or $db),
+# or "no detail: " and psql's stderr.
+sub detail_of
+{
+	my ($node, $sql, $db) = @_;
+	my ($ret, $out, $err) = $node->psql($db // 'postgres', $sql,
+		on_error_stop => 1, timeout => 60);
+	return $err =~ /DETAIL:\s+([^\n]*)/ ? $1 : "no detail: $err";
+}
+push @EXPORT, 'detail_of';
+
+# Whether $node's keeper reaches keeper_state 'ready' (asked in database
+# postgres, or $db) within the suite's timeout.
+sub keeper_ready
+{
+	my ($node, $db) = @_;
+	return $node->poll_query_until($db // 'postgres',
+		"SELECT keeper_state = 'ready' FROM idgen_status()");
+}
+push @EXPORT, 'keeper_ready';
 
 # The keeper creates the extension in idgen.database (postgres) at start
 # and then makes the first reservation; wait for both, as a user would
@@ -31,8 +64,7 @@ sub wait_for_keeper
 	$node->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_extension WHERE extname = 'idgen'")
 	  or die "the idgen keeper did not create the extension";
-	$node->poll_query_until('postgres',
-		"SELECT keeper_state = 'ready' FROM idgen_status()")
+	keeper_ready($node)
 	  or die "the idgen keeper did not become ready";
 }
 
@@ -152,8 +184,7 @@ push @EXPORT, qw(wait_for_keeper_in utc_clock_spec extension_members);
 sub wait_for_keeper_in
 {
 	my ($node, $dbname) = @_;
-	$node->poll_query_until($dbname,
-		"SELECT keeper_state = 'ready' FROM idgen_status()")
+	keeper_ready($node, $dbname)
 	  or die "the idgen keeper did not become ready in database $dbname";
 }
 
@@ -391,5 +422,109 @@ sub require_node
 		  unless grep { -x "$_/$tool" } split /:/, $ENV{PATH};
 	}
 }
+
+1;
+
+
+# A streaming standby named $name of $primary, from a new base backup, with
+# $opt{conf} appended to its postgresql.conf; started unless $opt{start} is
+# 0 (to start it another way, under fake_clock for one).
+sub standby_from_backup
+{
+	my ($primary, $name, %opt) = @_;
+	$primary->backup("$name.backup");
+	my $standby = PostgreSQL::Test::Cluster->new($name);
+	$standby->init_from_backup($primary, "$name.backup", has_streaming => 1);
+	$standby->append_conf('postgresql.conf', $opt{conf}) if defined $opt{conf};
+	$standby->start if $opt{start} // 1;
+	return $standby;
+}
+push @EXPORT, 'standby_from_backup';
+
+# Start psql running $sql in database $db of $node, in the background.
+# Returns a hash: h, the IPC::Run handle (finish it), and out and err,
+# psql's output so far.  $opt{user}: connect as that role; $opt{timeout}:
+# seconds before IPC::Run gives up on it (120).
+sub psql_background
+{
+	my ($node, $db, $sql, %opt) = @_;
+	my %s = (out => '', err => '');
+	$s{h} = IPC::Run::start(
+		[ 'psql', '-XAtq', ($opt{user} ? ('-U', $opt{user}) : ()),
+		  '-d', $node->connstr($db), '-c', $sql ],
+		'>', \$s{out}, '2>', \$s{err}, IPC::Run::timeout($opt{timeout} // 120));
+	return \%s;
+}
+push @EXPORT, 'psql_background';
+
+# A session in database postgres of $node that sleeps in "SELECT
+# pg_sleep(60)", to be killed; one test says it runs.  Returns
+# psql_background()'s hash and pid; err is the session's stderr once
+# kill_backend() has ended it.
+sub sleeping_backend
+{
+	my ($node) = @_;
+	my $b = psql_background($node, 'postgres', 'SELECT pg_sleep(60)');
+	my $running = "FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)' AND pid <> pg_backend_pid()";
+	ok($node->poll_query_until('postgres', "SELECT count(*) = 1 $running"),
+		'a backend to kill is running');
+	$b->{pid} = $node->safe_psql('postgres', "SELECT pid $running");
+	return $b;
+}
+
+# SIGKILL the backend of sleeping_backend() and wait for its session to
+# end; the postmaster then resets shared memory in a crash restart.
+sub kill_backend
+{
+	my ($b) = @_;
+	kill 'KILL', $b->{pid};
+	eval { $b->{h}->finish };
+}
+
+# After a crash restart, whether $sql (database postgres) returns true
+# within 180 s.  Connections are retried: the restart drops those being
+# opened.  A connection the postmaster accepts before it has seen the
+# crash still sees the old shared memory, so $sql should tell the new
+# shared memory from the old (a count of IDs issued that is 0, say).
+sub wait_after_crash
+{
+	my ($node, $sql) = @_;
+	for (1 .. 180)
+	{
+		my $out = eval { $node->safe_psql('postgres', $sql) } // '';
+		return 1 if $out eq 't';
+		sleep 1;
+	}
+	return 0;
+}
+push @EXPORT, qw(sleeping_backend kill_backend wait_after_crash);
+
+# The kinds of generator whose IDs do not continue above: a round with an
+# ID not above every ID of an earlier round of its kind, a repeated ID, or
+# no ID in round $round (the latest); "" when every kind continues above.
+# $rows is a query in database postgres with the columns round (integer),
+# kind (text), id (bigint) and u (uuid), one of id and u set.  UUIDs
+# compare as their text (fixed-width hex, byte order), since min(uuid)
+# exists only from PostgreSQL 18.
+sub rounds_not_above
+{
+	my ($node, $rows, $round) = @_;
+	return $node->safe_psql('postgres', qq{
+		WITH r AS ($rows),
+		k AS (SELECT kind, min(id) AS id_min, min(u::text COLLATE "C") AS u_min,
+		             max(max(id)) OVER w AS id_before,
+		             max(max(u::text COLLATE "C")) OVER w AS u_before
+		        FROM r GROUP BY kind, round
+		      WINDOW w AS (PARTITION BY kind ORDER BY round
+		                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))
+		SELECT coalesce(string_agg(DISTINCT kind, ' ' ORDER BY kind), '')
+		  FROM (SELECT kind FROM k
+		         WHERE coalesce(id_min <= id_before, u_min <= u_before, false)
+		        UNION ALL
+		        SELECT kind FROM r GROUP BY kind
+		        HAVING count(DISTINCT coalesce(id::text, u::text)) <> count(*)
+		            OR count(*) FILTER (WHERE round = $round) = 0) bad});
+}
+push @EXPORT, 'rounds_not_above';
 
 1;
