@@ -110,7 +110,12 @@ EOF
 fi
 
 src=$(private_copy)
-IDGEN_CFLAGS="$IDGEN_CFLAGS $san_flags"
+# PostgreSQL compiles with -fwrapv, which makes signed overflow defined
+# and so hides it from UndefinedBehaviorSanitizer.  idgen's own code does
+# not rely on wrapping (bit layouts and tick arithmetic must not wrap
+# silently), so its files are built with -fno-wrapv here: a signed
+# overflow in idgen is then a report.  PostgreSQL keeps -fwrapv.
+IDGEN_CFLAGS="$IDGEN_CFLAGS $san_flags -fno-wrapv"
 build_and_install "$src" || { echo "*** building idgen with the sanitizers FAILED (kept in $work, $src)"; exit 1; }
 
 mk() {
@@ -133,11 +138,13 @@ run_suite() {
 	fi
 }
 # TAP tests that run a server under libfaketime (fake_clock in
-# t/IdgenTest.pm) cannot run here: the ASan allocator reads the monotonic
-# clock while it holds its lock, libfaketime's clock_gettime looks up the
-# real one with dlsym on first use, dlsym allocates, and the process hangs
-# on that lock before main (seen with gcc 12's runtime, preloaded or
-# linked in).  They are left out, and named in the output.
+# t/IdgenTest.pm) cannot run here, and are left out and named in the
+# output.  With the runtime preloaded before libfaketime, a process hangs
+# before main: gcc 12's ASan allocator reads the monotonic clock while it
+# holds its lock, libfaketime's clock_gettime looks up the real one with
+# dlsym on first use, and dlsym allocates.  With PostgreSQL built with
+# ASan, the runtime refuses to start behind a preloaded libfaketime ("ASan
+# runtime does not come first").
 if [ -n "$tap" ]; then
 	candidates=$tap
 elif [ -n "$full" ]; then
@@ -161,11 +168,14 @@ if [ -n "$tap_tests" ]; then
 	run_suite TAP REGRESS= ISOLATION= PROVE_FLAGS=--verbose PROVE_TESTS="${tap_tests# }"
 fi
 
-# Every report: the sanitizers' own files, and the server logs in case a
-# report went to stderr instead (a process that could not open log_path).
+# Every report: the sanitizers' own files, and the server logs (pg_regress
+# in log/, isolation in output_iso/log/, TAP in tmp_check/log/), since not
+# every report honours log_path: UndefinedBehaviorSanitizer's, from the
+# instrumented idgen in an uninstrumented server, go to the server's
+# stderr, which is its log.
 pattern='==[0-9]+==ERROR: |runtime error:|ASan runtime does not come first'
 reports=0
-for f in "$work"/reports/* "$src"/tmp_check_regress/log/* "$src"/tmp_check_iso/log/* "$src"/tmp_check/log/*; do
+for f in "$work"/reports/* "$src"/log/* "$src"/output_iso/log/* "$src"/tmp_check/log/*; do
 	[ -f "$f" ] || continue
 	n=$(grep -cE "$pattern" "$f" || true)
 	[ "$n" -gt 0 ] || continue
