@@ -8,17 +8,24 @@
 #   bash scripts/sanitize.sh --keep       keep the work directory, even on success
 #
 # Quick (the default, a few minutes once PostgreSQL 17 is built): idgen is
-# built with -fsanitize=address,undefined against the PostgreSQL 17 of
-# scripts/pg.sh, installed into a private copy of that installation (never
-# into the shared one), and the servers run with gcc's ASan runtime
-# preloaded (PostgreSQL itself is not instrumented, only idgen's code is
-# checked).  It runs pg_regress, the isolation suite and the TAP tests of
-# the keeper, named generators and counters ($quick_tap below).
+# built with -fsanitize=address,undefined (and -fno-wrapv, see below)
+# against the PostgreSQL 17 of scripts/pg.sh, installed into a private copy
+# of that installation (never into the shared one), and the servers run
+# with gcc's ASan runtime preloaded (PostgreSQL itself is not
+# instrumented, only idgen's code is checked).  It runs pg_regress, the
+# isolation suite and the TAP tests of the keeper, named generators and
+# counters ($quick_tap below).
 #
 # Full (--full): PostgreSQL 17 itself is built with the same sanitizers,
 # from the same Debian source package, by scripts/pg.sh into
-# $IDGEN_PG_CACHE/pg17-asan (once, reused later), and every suite runs,
-# every TAP test included (with --tap, only those).
+# $IDGEN_PG_CACHE/pg17-asan (once, reused later; about 15 minutes on 2
+# cores), and every suite runs, every TAP test included (with --tap, only
+# those).
+#
+# No suppression file: PostgreSQL 17 runs without a report at both levels,
+# its uninstrumented code under the preloaded runtime as well as its
+# instrumented build.  Should one of its own reports ever need hiding, it
+# goes in a suppression file with the reason, never one of idgen's.
 #
 # Run as root, like the other scripts; the build and the servers run as the
 # postgres user, on Unix sockets only, in a directory under /tmp that the
