@@ -12,10 +12,23 @@
 # a private apt configuration under the cache, made from the mirror URI the
 # machine's Debian sources already use.  Run as root.  Progress goes to
 # stderr, the pg_config path alone to stdout.
+#
+# A variant build (17 and 18 only) goes to a directory of its own:
+# IDGEN_PG_VARIANT names it ($IDGEN_PG_CACHE/pg$version-$IDGEN_PG_VARIANT)
+# and IDGEN_PG_EXTRA_CFLAGS is added to the compiler and linker flags, as
+# scripts/sanitize.sh --full does for AddressSanitizer:
+#
+#   IDGEN_PG_VARIANT=asan IDGEN_PG_EXTRA_CFLAGS='-fsanitize=address' bash scripts/pg.sh 17
 set -euo pipefail
 
 version=${1:?usage: pg.sh VERSION}
 cache=${IDGEN_PG_CACHE:-/var/cache/idgen}
+variant=${IDGEN_PG_VARIANT:-}
+extra_cflags=${IDGEN_PG_EXTRA_CFLAGS:-}
+if [ -n "$extra_cflags" ] && [ -z "$variant" ]; then
+	echo "pg.sh: IDGEN_PG_EXTRA_CFLAGS needs IDGEN_PG_VARIANT (a build of its own)" >&2
+	exit 2
+fi
 log() { printf '%s\n' "pg.sh $version: $*" >&2; }
 
 # Install from Debian whatever of these packages is missing.
@@ -35,6 +48,10 @@ need_packages() {
 
 case "$version" in
 15)
+	if [ -n "$variant" ]; then
+		echo "pg.sh: PostgreSQL 15 comes from Debian's binary packages; no variant builds" >&2
+		exit 2
+	fi
 	need_packages postgresql-15 postgresql-server-dev-15 postgresql-contrib
 	echo /usr/lib/postgresql/15/bin/pg_config
 	exit 0
@@ -47,7 +64,8 @@ case "$version" in
 	;;
 esac
 
-prefix=$cache/pg$version
+name=pg$version${variant:+-$variant}
+prefix=$cache/$name
 if [ -x "$prefix/bin/pg_config" ] && [ -f "$prefix/.complete" ]; then
 	echo "$prefix/bin/pg_config"
 	exit 0
@@ -124,7 +142,7 @@ fetch_earlier() {
 
 log "fetching the source package postgresql-$version ($suite)"
 apt-get "${apt_opts[@]}" update -qq >&2
-work=$apt_dir/src/$version
+work=$apt_dir/src/$version${variant:+-$variant}
 rm -rf "$work"
 mkdir -p "$work"
 if ! (cd "$work" && apt-get "${apt_opts[@]}" source --download-only -qq \
@@ -141,7 +159,8 @@ log "configuring into $prefix (the build takes several minutes)"
 rm -rf "$prefix"
 cd "$srcdir"
 ./configure --prefix="$prefix" --enable-tap-tests --with-openssl --with-icu \
-	--enable-debug CFLAGS='-O2' >"$work/configure.log" 2>&1 ||
+	--enable-debug CFLAGS="-O2${extra_cflags:+ $extra_cflags}" \
+	${extra_cflags:+LDFLAGS="$extra_cflags"} >"$work/configure.log" 2>&1 ||
 	{ tail -n 30 "$work/configure.log" >&2; exit 1; }
 jobs=$(nproc)
 log "building with $jobs jobs"
