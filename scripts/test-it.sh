@@ -6,28 +6,33 @@
 #
 #   bash scripts/test-it.sh                 15, 17 and 18
 #   bash scripts/test-it.sh --pg "17 18"    only these
+#   bash scripts/test-it.sh --sanitize-full also PostgreSQL 17 built with
+#                                           the sanitizers, every suite on it
 #
 # With 15 among the versions, it also builds the Debian package and tests
 # it installed (scripts/test-deb.sh), and runs the libFuzzer targets
-# (scripts/fuzz.sh): two more suites.
+# (scripts/fuzz.sh): two more suites.  With 17, it runs idgen under the
+# sanitizers (scripts/sanitize.sh), one more.
 #
 # Prints a summary per version and ends with one line
-# "suites: N passed, M failed" (three suites per version, the package
-# and the fuzz targets); exits non-zero
+# "suites: N passed, M failed" (three suites per version, the package,
+# the sanitizers and the fuzz targets); exits non-zero
 # if any suite failed.  On failure it shows the diffs and the failing TAP
 # logs and keeps that version's test directory.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 usage() {
-	echo "usage: $(basename "$0") [--pg \"$IDGEN_PG_VERSIONS\"]" >&2
+	echo "usage: $(basename "$0") [--pg \"$IDGEN_PG_VERSIONS\"] [--sanitize-full]" >&2
 	exit 2
 }
 versions=$IDGEN_PG_VERSIONS
+sanitize=""
 while [ $# -gt 0 ]; do
 	case $1 in
 		--pg) [ $# -ge 2 ] || usage; versions=$2; shift ;;
 		--pg=*) versions=${1#--pg=} ;;
+		--sanitize-full) sanitize=--full ;;
 		-h|--help) usage ;;
 		*) usage ;;
 	esac
@@ -213,6 +218,24 @@ case " $versions " in
 		fi
 		summary+=("$(tail -n 1 "$deb_log")")
 		rm -f "$deb_log"
+		;;
+esac
+
+# The sanitizers (scripts/sanitize.sh): idgen built with AddressSanitizer
+# and UndefinedBehaviorSanitizer, run in PostgreSQL 17 (pg_regress,
+# isolation and a few TAP tests; with --sanitize-full, PostgreSQL built
+# with them too and every suite).  One more suite; any report fails it.
+case " $versions " in
+	*" 17 "*)
+		say "sanitizers"
+		san_log=$(mktemp)
+		if bash "$IDGEN_SRC/scripts/sanitize.sh" $sanitize 2>&1 | tee "$san_log"; then
+			total_passed=$((total_passed + 1))
+		else
+			total_failed=$((total_failed + 1))
+		fi
+		summary+=("$(tail -n 1 "$san_log")")
+		rm -f "$san_log"
 		;;
 esac
 
