@@ -24,7 +24,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-targets_all="layout codec counter_owned shards clock epoch"
+targets_all="layout codec counter_owned shards clock epoch lease_word"
 
 usage() {
 	echo "usage: $(basename "$0") [--seconds N] [--only \"$targets_all\"] [--grow-corpus] [--keep]" >&2
@@ -56,6 +56,7 @@ sources_of() {
 	case $1 in
 		layout | counter_owned | clock) echo src/layout.c src/counter.c ;;
 		codec) echo src/codec.c ;;
+		lease_word) echo "" ;;		# the lease word is composed in idgen.h
 		shards) echo "" ;;			# fuzz_shards.c includes src/guc.c
 		# fuzz_epoch.c includes src/guc.c; PostgreSQL's date and time parser
 		# comes from the server's own bitcode, compiled below
