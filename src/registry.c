@@ -1726,11 +1726,13 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
  * generators, pending the end of the statement that took them, or the
  * commit (counter.c): for each such slot, how far its reservation must
  * reach before either.  An entry goes only once the reservation covers it,
- * or once a wait has refused it (the error is the notice that its values
- * are not to be used): not when a subtransaction or transaction rolls
- * back, since the code around it may still hold its values (a PL/pgSQL
- * variable assigned in an exception block, or before a procedure's
- * ROLLBACK; session state).  At most one entry per slot; the array is
+ * or when it can never be made durable (the counter was raised to a floor
+ * from outside, or the node-id claim it was taken under has changed: the
+ * error refusing it says not to use its values); not when the keeper is
+ * late (the next statement waits again), nor when a subtransaction or
+ * transaction rolls back, since the code around it may still hold its
+ * values (a PL/pgSQL variable assigned in an exception block, or before a
+ * procedure's ROLLBACK; session state).  At most one entry per slot; the array is
  * allocated once, before any value is taken, so that recording one cannot
  * fail.
  */
@@ -1776,22 +1778,31 @@ idgen_counter_pending_refused(IdgenNamedSlot *slot, bool at_commit,
 			 errhint("Retry the transaction: it takes values above the counter's new floor.")));
 }
 
+/* Entry p can never be made durable: drop it, keeping the others. */
+static void
+idgen_counter_pending_drop(int p)
+{
+	counter_pending[p] = counter_pending[--counter_pending_n];
+}
+
 static void
 idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 {
 	for (int p = 0; p < counter_pending_n; p++)
 		if (counter_pending[p].slot == slot)
 		{
-			counter_pending[p].need = Max(counter_pending[p].need, need);
 			/*
-			 * values under two claims: the first claim's are not durable,
-			 * and the error is their refusal (see IdgenCounterPending)
+			 * values under two claims: the first claim's cannot be made
+			 * durable, and the error refuses them (see IdgenCounterPending)
 			 */
 			if (counter_pending[p].word != word)
 			{
-				counter_pending_n = 0;
-				idgen_report_no_node("idgen_next");
+				idgen_counter_pending_drop(p);
+				idgen_counter_pending_refused(&registry_slots[slot], false, false,
+											  "this server's claim on its node id changed since it took them");
+				pg_unreachable();
 			}
+			counter_pending[p].need = Max(counter_pending[p].need, need);
 			return;
 		}
 	Assert(counter_pending_n < idgen_max_generators);
@@ -1862,17 +1873,14 @@ idgen_counter_pending_wait(bool at_commit)
 				deadline = idgen_reservation_deadline();
 			if (!idgen_counter_wait_turn(slot, need, deadline,
 										 "IdgenCounterDurable", &wait_event))
-			{
-				counter_pending_n = 0;
 				idgen_counter_pending_refused(slot, at_commit, true,
 											  "the keeper has not reserved them within idgen.max_wait");
-			}
 			waited = true;
 		}
 		pg_read_barrier();		/* the epoch and word after the reservation */
 		if (pg_atomic_read_u32(&slot->counter_floor_epoch) != counter_pending[p].epoch)
 		{
-			counter_pending_n = 0;
+			idgen_counter_pending_drop(p);
 			idgen_counter_pending_refused(slot, at_commit, false,
 										  "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
 		}
@@ -1880,7 +1888,7 @@ idgen_counter_pending_wait(bool at_commit)
 			pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
 			counter_pending[p].word)
 		{
-			counter_pending_n = 0;
+			idgen_counter_pending_drop(p);
 			idgen_counter_pending_refused(slot, at_commit, false,
 										  "this server's claim on its node id changed meanwhile");
 		}
@@ -2000,18 +2008,6 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 				counter_pending = MemoryContextAlloc(TopMemoryContext,
 													 sizeof(IdgenCounterPending) * idgen_max_generators);
 			idgen_registry_register_callbacks();
-
-			/*
-			 * Values taken ahead with none pending: put idgen's callback
-			 * first, so that a commit that waits for values no statement
-			 * end covered (a deferred trigger's) waits before the
-			 * pre-commit work of the extensions used so far.
-			 */
-			if (counter_pending_n == 0)
-			{
-				UnregisterXactCallback(idgen_registry_xact_callback, NULL);
-				RegisterXactCallback(idgen_registry_xact_callback, NULL);
-			}
 			may_lead = true;
 			continue;
 		}

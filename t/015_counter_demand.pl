@@ -33,6 +33,7 @@ $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('narrow', 'tag:12=2048 seq:20');
 	SELECT idgen_create_generator('striped', 'seq:31', stripes => 3, owned => '0,2', segment => 7);
 	SELECT idgen_create_generator('stalled', 'tag:8=77 seq:40');
+	SELECT idgen_create_generator('stalled2', 'tag:8=78 seq:40');
 	CREATE TABLE s (n bigint, id bigint);
 	CREATE TABLE kept (id bigint)});
 
@@ -114,6 +115,7 @@ is($node->safe_psql('postgres', q{
 # back its transaction: no row holds a value that is not durably
 # reserved.
 reserved_for('stalled', 1000);
+reserved_for('stalled2', 1000);
 my $keeper = keeper_pid($node);
 like($keeper, qr/^\d+$/, 'the keeper runs');
 kill 'STOP', $keeper;
@@ -165,7 +167,8 @@ is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
 # after idgen's, and committed the remote rows before idgen's commit
 # wait refused the transaction (with a wait at the commit only, the first
 # statement succeeded and "far" got 3,000 rows).  Now that first
-# statement fails at its end, and nothing reaches the commit.
+# statement fails at its end, so the INSERT never runs: this fails again
+# only if values taken ahead reach the commit without a statement's wait.
 ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	BEGIN;
@@ -199,8 +202,9 @@ like($pgb_err, qr/no durable reservation is available for counter generator "sta
 	'an extended-protocol statement that took values ahead fails before it reports completion');
 ok(!-e $completed, 'and the client never saw it complete');
 
-# A refusal takes the refused values with it (its error is the notice not
-# to use them): after ROLLBACK TO SAVEPOINT the transaction goes on.
+# A refusal because the keeper is late keeps the values pending: after
+# ROLLBACK TO SAVEPOINT the transaction's next statement waits for them
+# again (and goes on once the keeper has caught up).
 ($ret, $out, $err) = $node->psql('postgres', q{
 	BEGIN;
 	SAVEPOINT a;
@@ -208,9 +212,10 @@ ok(!-e $completed, 'and the client never saw it complete');
 	ROLLBACK TO a;
 	SELECT 'after rollback to';
 	COMMIT;}, timeout => 120, on_error_stop => 0);
-like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
-	'a statement in a subtransaction is refused at its end');
-is($out, 'after rollback to', 'and after ROLLBACK TO SAVEPOINT the transaction goes on');
+my @refusals = $err =~ /ERROR:\s+no durable reservation is available for counter generator "stalled"/g;
+is(scalar(@refusals), 2,
+	'a statement in a subtransaction is refused at its end, and after ROLLBACK TO the next one waits again');
+is($out, '', 'so nothing after it completes while the keeper is stopped');
 # A value taken in an exception block that rolls back can leave it in a
 # variable: it is still waited for where it is used.
 ($ret, $out, $err) = $node->psql('postgres', q{
@@ -227,6 +232,26 @@ is($out, 'after rollback to', 'and after ROLLBACK TO SAVEPOINT the transaction g
 	END $$;}, timeout => 120);
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
 	'a value kept from a rolled-back exception block is still made durable before it is used');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
+	'and no row holds it before it is');
+
+# A refusal that an exception block catches leaves every value pending,
+# of that generator and of the others: the keeper has not made them
+# durable, and the code around may still hold one.
+($ret, $out, $err) = $node->psql('postgres', q{
+	DO $$
+	DECLARE b bigint;
+	BEGIN
+		FOR i IN 1..2000 LOOP b := idgen_next('stalled2'); END LOOP;
+		BEGIN
+			PERFORM idgen_next('stalled') FROM generate_series(1, 10);
+		EXCEPTION WHEN object_not_in_prerequisite_state THEN
+			RAISE NOTICE 'caught';
+		END;
+		INSERT INTO kept VALUES (b);
+	END $$;}, timeout => 120);
+like($err, qr/NOTICE:\s+caught.*ERROR:\s+no durable reservation is available for counter generator/s,
+	'after a caught refusal, a value of another generator is still made durable before it is used');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 	'and no row holds it before it is');
 
