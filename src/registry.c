@@ -1726,9 +1726,9 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
  * generators, pending the end of the statement that took them, or the
  * commit (counter.c): for each such slot, how far its reservation must
  * reach before either.  An entry goes only once the reservation covers it,
- * or when it can never be made durable (the counter was raised to a floor
- * from outside, or the node-id claim it was taken under has changed: the
- * error refusing it says not to use its values); not when the keeper is
+ * or when it can never be made durable (the counter was dropped, or raised
+ * to a floor from outside, or the node-id claim it was taken under has
+ * changed: the error refusing it says not to use its values); not when the keeper is
  * late (the next statement waits again), nor when a subtransaction or
  * transaction rolls back, since the code around it may still hold its
  * values (a PL/pgSQL variable assigned in an exception block, or before a
@@ -1775,7 +1775,7 @@ idgen_counter_pending_refused(IdgenNamedSlot *slot, bool at_commit,
 			 errdetail("This transaction drew values of it beyond the durable reservation, and %s; the statement fails.", why),
 			 keeper ?
 			 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.") :
-			 errhint("Retry the transaction: it takes values above the counter's new floor.")));
+			 errhint("Do not use the values this session took of it before; retry the transaction.")));
 }
 
 /* Entry p can never be made durable: drop it, keeping the others. */
@@ -1869,6 +1869,13 @@ idgen_counter_pending_wait(bool at_commit)
 
 		while (pg_atomic_read_u64(&slot->counter_reserved) < need)
 		{
+			/* a dropped or refused counter is reserved no further */
+			if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+			{
+				idgen_counter_pending_drop(p);
+				idgen_counter_pending_refused(slot, at_commit, false,
+											  "the counter was dropped or refused meanwhile");
+			}
 			if (deadline == 0)
 				deadline = idgen_reservation_deadline();
 			if (!idgen_counter_wait_turn(slot, need, deadline,

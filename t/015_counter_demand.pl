@@ -255,6 +255,22 @@ like($err, qr/NOTICE:\s+caught.*ERROR:\s+no durable reservation is available for
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 	'and no row holds it before it is');
 
+# Values pending for a counter that is dropped meanwhile can never be
+# made durable: the next statement refuses them once, saying so, and the
+# session goes on.  (The value here is pending from a statement that
+# failed for another reason; the drop runs in another session.)
+my $drop = "psql -XAtq -h ${\ $node->host} -p ${\ $node->port} -d postgres"
+  . " -c \"SELECT idgen_drop_generator('stalled2', force => true)\"";
+($ret, $out, $err) = $node->psql('postgres', qq{
+	SELECT idgen_next('stalled2'), 1 / (g - g) FROM generate_series(1, 1) g;
+	\\! $drop
+	SELECT 'first';
+	SELECT 'second';}, timeout => 120, on_error_stop => 0);
+like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled2"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the counter was dropped or refused meanwhile; the statement fails\./,
+	'values of a counter dropped meanwhile are refused, saying so');
+unlike($out, qr/first/, 'once');
+like($out, qr/(?:^|\n)second$/, 'and then the session goes on');
+
 # The same across a procedure's ROLLBACK: a rollback keeps what is
 # pending, for the variable that may still hold it.
 $node->safe_psql('postgres', q{
