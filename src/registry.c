@@ -1725,14 +1725,17 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
  * Values this session took beyond the durable reservation of counter
  * generators, pending the end of the statement that took them, or the
  * commit (counter.c): for each such slot, how far its reservation must
- * reach before either.  An entry goes only once the reservation covers it,
- * or when it can never be made durable (the counter was dropped, or raised
- * to a floor from outside, or the node-id claim it was taken under has
- * changed: the error refusing it says not to use its values); not when the keeper is
- * late (the next statement waits again), nor when a subtransaction or
- * transaction rolls back, since the code around it may still hold its
- * values (a PL/pgSQL variable assigned in an exception block, or before a
- * procedure's ROLLBACK; session state).  At most one entry per slot; the array is
+ * reach before either.  An entry goes once the reservation covers it; not
+ * when the keeper is late (the next statement waits again), nor when a
+ * subtransaction or transaction rolls back, since the code around it may
+ * still hold its values (a PL/pgSQL variable assigned in an exception
+ * block, or before a procedure's ROLLBACK; session state).  An entry that
+ * can never be made durable (the counter was dropped, or raised to a floor
+ * from outside, or the node-id claim it was taken under has changed) is
+ * doomed: every statement end and commit refuses it, saying why, until a
+ * transaction aborts outside any portal (the client's statement failed or
+ * it rolled back: no variable of a procedure or function holds a value any
+ * more), so a caught refusal cannot let its values into a committed row.  At most one entry per slot; the array is
  * allocated once, before any value is taken, so that recording one cannot
  * fail.
  */
@@ -1744,6 +1747,8 @@ typedef struct IdgenCounterPending
 								 * they were taken under, else 0 */
 	uint32		epoch;			/* the slot's counter_floor_epoch before the
 								 * first of them was taken */
+	const char *doomed;			/* why they can never be made durable, or
+								 * NULL */
 } IdgenCounterPending;
 
 static IdgenCounterPending *counter_pending = NULL;
@@ -1778,11 +1783,30 @@ idgen_counter_pending_refused(IdgenNamedSlot *slot, bool at_commit,
 			 errhint("Do not use the values this session took of it before; retry the transaction.")));
 }
 
-/* Entry p can never be made durable: drop it, keeping the others. */
-static void
-idgen_counter_pending_drop(int p)
+/* Entry p can never be made durable: doom it, and refuse it. */
+static pg_noinline void
+idgen_counter_pending_doom(int p, bool at_commit, const char *why)
 {
-	counter_pending[p] = counter_pending[--counter_pending_n];
+	counter_pending[p].doomed = why;
+	idgen_counter_pending_refused(&registry_slots[counter_pending[p].slot],
+								  at_commit, false, why);
+	pg_unreachable();
+}
+
+/*
+ * A transaction aborted outside any portal (the client's statement failed,
+ * or the client rolled back): no procedure or function is running, so no
+ * variable holds a doomed entry's values any more; drop those entries.
+ */
+static void
+idgen_counter_pending_forget_doomed(void)
+{
+	int			kept = 0;
+
+	for (int p = 0; p < counter_pending_n; p++)
+		if (counter_pending[p].doomed == NULL)
+			counter_pending[kept++] = counter_pending[p];
+	counter_pending_n = kept;
 }
 
 static void
@@ -1792,16 +1816,19 @@ idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 		if (counter_pending[p].slot == slot)
 		{
 			/*
-			 * values under two claims: the first claim's cannot be made
-			 * durable, and the error refuses them (see IdgenCounterPending)
+			 * Values under two claims, or on both sides of a floor raised
+			 * from outside: the earlier ones can never be made durable
+			 * (see IdgenCounterPending).  This call's values are refused
+			 * with them.
 			 */
+			if (counter_pending[p].doomed != NULL)
+				idgen_counter_pending_doom(p, false, counter_pending[p].doomed);
 			if (counter_pending[p].word != word)
-			{
-				idgen_counter_pending_drop(p);
-				idgen_counter_pending_refused(&registry_slots[slot], false, false,
-											  "this server's claim on its node id changed since it took them");
-				pg_unreachable();
-			}
+				idgen_counter_pending_doom(p, false,
+										   "this server's claim on its node id changed since it took them");
+			if (counter_pending[p].epoch != epoch)
+				idgen_counter_pending_doom(p, false,
+										   "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
 			counter_pending[p].need = Max(counter_pending[p].need, need);
 			return;
 		}
@@ -1810,6 +1837,7 @@ idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 	counter_pending[counter_pending_n].need = need;
 	counter_pending[counter_pending_n].word = word;
 	counter_pending[counter_pending_n].epoch = epoch;
+	counter_pending[counter_pending_n].doomed = NULL;
 	counter_pending_n++;
 }
 
@@ -1867,15 +1895,14 @@ idgen_counter_pending_wait(bool at_commit)
 		uint64		need = counter_pending[p].need;
 		bool		waited = false;
 
+		if (counter_pending[p].doomed != NULL)
+			idgen_counter_pending_doom(p, at_commit, counter_pending[p].doomed);
 		while (pg_atomic_read_u64(&slot->counter_reserved) < need)
 		{
 			/* a dropped or refused counter is reserved no further */
 			if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
-			{
-				idgen_counter_pending_drop(p);
-				idgen_counter_pending_refused(slot, at_commit, false,
-											  "the counter was dropped or refused meanwhile");
-			}
+				idgen_counter_pending_doom(p, at_commit,
+										   "the counter was dropped or refused meanwhile");
 			if (deadline == 0)
 				deadline = idgen_reservation_deadline();
 			if (!idgen_counter_wait_turn(slot, need, deadline,
@@ -1886,19 +1913,13 @@ idgen_counter_pending_wait(bool at_commit)
 		}
 		pg_read_barrier();		/* the epoch and word after the reservation */
 		if (pg_atomic_read_u32(&slot->counter_floor_epoch) != counter_pending[p].epoch)
-		{
-			idgen_counter_pending_drop(p);
-			idgen_counter_pending_refused(slot, at_commit, false,
-										  "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
-		}
+			idgen_counter_pending_doom(p, at_commit,
+									   "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
 		if (counter_pending[p].word != 0 &&
 			pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
 			counter_pending[p].word)
-		{
-			idgen_counter_pending_drop(p);
-			idgen_counter_pending_refused(slot, at_commit, false,
-										  "this server's claim on its node id changed meanwhile");
-		}
+			idgen_counter_pending_doom(p, at_commit,
+									   "this server's claim on its node id changed meanwhile");
 		if (waited)
 		{
 			SpinLockAcquire(&gen->mutex);
@@ -2408,7 +2429,9 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 		if (counter_pending_n > 0)
 			idgen_counter_pending_wait(true);
 	}
-	/* a rollback keeps what is pending (see IdgenCounterPending) */
+	/* a rollback keeps what is pending, but doomed (see IdgenCounterPending) */
+	if (event == XACT_EVENT_ABORT && ActivePortal == NULL && counter_pending_n > 0)
+		idgen_counter_pending_forget_doomed();
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
 		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PREPARE)

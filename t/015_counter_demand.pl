@@ -250,7 +250,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 		END;
 		INSERT INTO kept VALUES (b);
 	END $$;}, timeout => 120);
-like($err, qr/NOTICE:\s+caught.*ERROR:\s+no durable reservation is available for counter generator/s,
+like($err, qr/NOTICE:\s+caught.*ERROR:\s+no durable reservation is available for counter generator "stalled2"/s,
 	'after a caught refusal, a value of another generator is still made durable before it is used');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 	'and no row holds it before it is');
@@ -436,6 +436,36 @@ is($node->safe_psql('postgres', q{
 	SET idgen.counter_lead = off;
 	SELECT count(DISTINCT id) FROM (SELECT idgen_next('stalled') AS id FROM generate_series(1, 20000)) s}),
 	'20000', 'with idgen.counter_lead off, a loop waits for the keeper instead, and works');
+
+# --- values that can never be made durable ----------------------------------
+# A counter raised to a floor from outside (its state row restored higher)
+# while a session holds values taken ahead: those can never be made
+# durable.  Every statement end refuses them, saying why, also after an
+# exception block caught the refusal, until the client's statement has
+# failed; then the session goes on.
+$node->safe_psql('postgres', "SELECT idgen_create_generator('raised', 'tag:8=79 seq:40')");
+reserved_for('raised', 1000);
+$keeper = keeper_pid($node);
+kill 'STOP', $keeper;
+my $connect = "psql -XAtq -h ${\ $node->host} -p ${\ $node->port} -d postgres";
+($ret, $out, $err) = $node->psql('postgres', qq{
+	SELECT count(idgen_next('raised')) FROM generate_series(1, 1500);
+	\\! $connect -c "UPDATE idgen_counter_state SET reserved = 100000 WHERE name = 'raised'"
+	\\! kill -CONT $keeper
+	\\! for i in \$(seq 1 600); do $connect -c "SELECT counter_reserved >= 100000 FROM idgen_generators WHERE name = 'raised'" | grep -q t && break; sleep 0.1; done
+	DO \$\$
+	BEGIN
+		BEGIN
+			PERFORM 1;
+		EXCEPTION WHEN object_not_in_prerequisite_state THEN
+			RAISE NOTICE 'caught';
+		END;
+		PERFORM 2;
+	END \$\$;
+	SELECT 'after';}, timeout => 180, on_error_stop => 0);
+like($err, qr/NOTICE:\s+caught.*ERROR:\s+no durable reservation is available for counter generator "raised"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the counter was raised to a floor from outside meanwhile/s,
+	'values below a floor raised from outside are refused again after a caught refusal');
+like($out, qr/(?:^|\n)after$/, 'and once the client\'s statement has failed, the session goes on');
 
 # --- what a crash skips: at most prefetch ------------------------------------
 # After an immediate stop a counter resumes at its durable reservation:
