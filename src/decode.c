@@ -197,8 +197,12 @@ idgen_ms_after(TimestampTz epoch, int64 ms)
 {
 	TimestampTz result;
 
-	if (TIMESTAMP_NOT_FINITE(epoch) ||
-		pg_add_s64_overflow(epoch, ms * 1000, &result) ||
+	if (TIMESTAMP_NOT_FINITE(epoch))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 errdetail("The epoch must be a finite timestamp, the moment the IDs' time field counts from.")));
+	if (pg_add_s64_overflow(epoch, ms * 1000, &result) ||
 		!IS_VALID_TIMESTAMP(result))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
