@@ -44,8 +44,11 @@
  * flushes that record; waiting at the statement's end rather than in a
  * commit callback keeps the values from other extensions' commit work
  * (postgres_fdw commits remote transactions there), whichever runs
- * first.  So no transaction commits a value that the counter could hand
- * out again, and the values of a statement that had not ended when the
+ * first.  So no transaction of this server, nor one a statement's
+ * transactional foreign tables take part in, commits a value that the
+ * counter could hand out again (a statement that sends values out of its
+ * transaction before it ends, through dblink say, is the exception the
+ * docs name), and the values of a statement that had not ended when the
  * server crashed may be handed out again after it, as a sequence's
  * would.  Values below the durable reservation, which is
  * all of them for a caller that does not outrun the keeper, are never
@@ -390,7 +393,7 @@ idgen_counter_value(const IdgenCounterSpec *counter, uint64 c)
 
 /*
  * How many values beyond the durable reservation a caller may take,
- * pending its transaction's commit (see the header).
+ * pending the end of the statement that took them (see the header).
  */
 uint64
 idgen_counter_lead(const IdgenSpec *spec)
