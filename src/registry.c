@@ -1776,11 +1776,11 @@ idgen_counter_pending_refused(IdgenNamedSlot *slot, bool at_commit,
 			 errmsg("no durable reservation is available for counter generator \"%s\"",
 					slot->name),
 			 at_commit ?
-			 errdetail("This transaction drew values of it beyond the durable reservation, and %s; the transaction is rolled back.", why) :
-			 errdetail("This transaction drew values of it beyond the durable reservation, and %s; the statement fails.", why),
+			 errdetail("This session drew values of it beyond the durable reservation, and %s; the transaction is rolled back.", why) :
+			 errdetail("This session drew values of it beyond the durable reservation, and %s; the statement fails.", why),
 			 keeper ?
-			 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.") :
-			 errhint("Do not use the values this session took of it before; retry the transaction.")));
+			 errhint("idgen hands out no counter value that is not durably reserved, and each statement of this session waits for these again until the keeper has reserved them (a new session does not). Check the server log for the \"idgen keeper\" background worker.") :
+			 errhint("Do not use values of it this session took before this error; roll back and retry the transaction, or use a new session.")));
 }
 
 /* Entry p can never be made durable: doom it, and refuse it. */

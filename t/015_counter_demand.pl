@@ -127,7 +127,7 @@ my ($ret, $out, $err) = $node->psql('postgres', q{
 	COMMIT;}, timeout => 120);
 like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"/,
 	'the statement fails closed with 55000 while the keeper cannot reserve');
-like($err, qr/DETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
+like($err, qr/DETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
 	'the detail says the statement fails');
 is($out, '', 'and the transaction goes no further');
 is($node->safe_psql('postgres', q{
@@ -175,7 +175,7 @@ is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
 	SELECT count(idgen_next('stalled')) FROM generate_series(1, 10);
 	INSERT INTO far SELECT idgen_next('stalled') FROM generate_series(1, 3000);
 	COMMIT;}, timeout => 120);
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
+like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
 	'a statement that took values ahead fails at its end when they cannot be made durable');
 is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
 	'and a foreign table first opened after values were taken ahead got no row');
@@ -266,7 +266,7 @@ my $drop = "psql -XAtq -h ${\ $node->host} -p ${\ $node->port} -d postgres"
 	\\! $drop
 	SELECT 'first';
 	SELECT 'second';}, timeout => 120, on_error_stop => 0);
-like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled2"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the counter was dropped or refused meanwhile; the statement fails\./,
+like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled2"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the counter was dropped or refused meanwhile; the statement fails\./,
 	'values of a counter dropped meanwhile are refused, saying so');
 unlike($out, qr/first/, 'once');
 like($out, qr/(?:^|\n)second$/, 'and then the session goes on');
@@ -394,7 +394,7 @@ $node->safe_psql('postgres', q{
 ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	CALL draw_then_commit();}, timeout => 120);
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
+like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
 	'a commit waits for values taken ahead that no statement end covered, and fails closed');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
 	'rolling the transaction back');
@@ -409,7 +409,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
 	ROLLBACK;
 	BEGIN;
 	PREPARE TRANSACTION 'late';}, timeout => 120, on_error_stop => 0);
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
+like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
 	'PREPARE TRANSACTION of a value beyond the reservation fails closed too');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'), '0',
 	'and leaves no prepared transaction');
@@ -463,7 +463,7 @@ my $connect = "psql -XAtq -h ${\ $node->host} -p ${\ $node->port} -d postgres";
 		PERFORM 2;
 	END \$\$;
 	SELECT 'after';}, timeout => 180, on_error_stop => 0);
-like($err, qr/NOTICE:\s+caught.*ERROR:\s+no durable reservation is available for counter generator "raised"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the counter was raised to a floor from outside meanwhile/s,
+like($err, qr/NOTICE:\s+caught.*ERROR:\s+no durable reservation is available for counter generator "raised"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the counter was raised to a floor from outside meanwhile/s,
 	'values below a floor raised from outside are refused again after a caught refusal');
 like($out, qr/(?:^|\n)after$/, 'and once the client\'s statement has failed, the session goes on');
 

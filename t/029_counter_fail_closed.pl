@@ -70,7 +70,7 @@ set_and_reload($node, synchronous_standby_names => 'nobody');
 	\set VERBOSITY verbose
 	INSERT INTO kept SELECT idgen_next('tickets2') FROM generate_series(1, 5000)},
 	timeout => 120);
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "tickets2"\nDETAIL:\s+This transaction drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
+like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "tickets2"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
 	'a statement holding values beyond the reservation fails closed with 55000 at its end');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 	'and no row holds them');
