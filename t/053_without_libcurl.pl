@@ -40,6 +40,7 @@ my $built = IPC::Run::run(
 ok($built, 'idgen builds warning-free with WITH_LIBCURL=no') or diag($err);
 ok(-e "$dir/idgen.so", 'and makes idgen.so');
 my $ldd = `ldd $dir/idgen.so 2>&1`;
+like($ldd, qr/libc\.so/, 'ldd lists the library\'s dependencies');
 unlike($ldd, qr/libcurl/, 'which is not linked to libcurl');
 
 my $node = PostgreSQL::Test::Cluster->new('no_libcurl');
