@@ -31,11 +31,9 @@ $_->safe_psql('postgres', 'CREATE TABLE t (id bigint, via text)') for ($a, $b);
 # at 1,024 per ms, so it is still running when the shard moves), and
 # pgbench inserting one committed row at a time, for longer than the test
 # may take: only the release ends either.
-my ($long_out, $long_err) = ('', '');
-my $long = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', $a->connstr('postgres'), '-c',
-	  "INSERT INTO t SELECT instagram_id(3), 'long' FROM generate_series(1, 100000000)" ],
-	'>', \$long_out, '2>', \$long_err, IPC::Run::timeout(90));
+my $long = psql_background($a, 'postgres',
+	"INSERT INTO t SELECT instagram_id(3), 'long' FROM generate_series(1, 100000000)",
+	timeout => 90);
 my $forever = 10 * $PostgreSQL::Test::Utils::timeout_default;
 my $script = $a->basedir . '/insert.sql';
 append_to_file($script, "INSERT INTO t VALUES (instagram_id(3), 'pgbench');\n");
@@ -53,13 +51,13 @@ ok($a->poll_query_until('postgres',
 
 # The move, as the README says.  1. A: drop the shard from idgen.shards,
 # reload, release.  The long statement is still running at this point.
-$a->safe_psql('postgres', "ALTER SYSTEM SET idgen.shards = '0-2,4-7'; SELECT pg_reload_conf()");
+alter_system_and_reload($a, { 'idgen.shards' => '0-2,4-7' });
 my $released = $a->safe_psql('postgres', 'SELECT instagram_id_release(3)');
 like($released, qr/^\d+$/, 'instagram_id_release(3) returns the last ID of shard 3 on A');
 
-ok(eval { $long->finish; 1 } // 0, 'the long statement ended long before it could have finished')
-  or $long->kill_kill;
-like($long_err, qr/ERROR:\s+shard 3 is not owned by this server/,
+ok(eval { $long->{h}->finish; 1 } // 0, 'the long statement ended long before it could have finished')
+  or $long->{h}->kill_kill;
+like($long->{err}, qr/ERROR:\s+shard 3 is not owned by this server/,
 	'it was stopped mid-statement with "shard 3 is not owned by this server"');
 ok(eval { $bench->finish; 1 } // 0, 'pgbench ended long before its run time')
   or $bench->kill_kill;
@@ -72,7 +70,7 @@ like(error_of($a, 'SELECT instagram_id(3)'), qr/^22023: shard 3 is not owned/,
 
 # 2. B: advance above the released ID, take the shard, write.
 $b->safe_psql('postgres', "SELECT instagram_id_advance(3, $released)");
-$b->safe_psql('postgres', "ALTER SYSTEM SET idgen.shards = '3,8-15'; SELECT pg_reload_conf()");
+alter_system_and_reload($b, { 'idgen.shards' => '3,8-15' });
 ok($b->poll_query_until('postgres', 'SELECT instagram_id_shard(instagram_id(3)) = 3'),
 	'B issues for shard 3');
 $b->safe_psql('postgres', "INSERT INTO t SELECT instagram_id(3), 'b' FROM generate_series(1, 20000)");
@@ -157,7 +155,7 @@ is($a->safe_psql('postgres', 'SELECT instagram_id_shard(instagram_id_release(5))
 # B's IDs takes it back.
 # Shard 8 (B's) is listed too, only as a probe: once A issues for it, A's
 # keeper has applied the new setting to every shard.
-$a->safe_psql('postgres', "ALTER SYSTEM SET idgen.shards = '0-8'; SELECT pg_reload_conf()");
+alter_system_and_reload($a, { 'idgen.shards' => '0-8' });
 ok($a->poll_query_until('postgres', 'SELECT instagram_id_shard(instagram_id(8)) = 8'),
 	'A lists shard 3 again, and its keeper has applied that');
 like(error_of($a, 'SELECT instagram_id(3)'), qr/^22023: shard 3 is not owned/,

@@ -7,7 +7,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
@@ -29,30 +28,22 @@ wait_for_keeper($node);
 sub race
 {
 	my ($first, $first_layout, $second, $second_sql, $what) = @_;
-	my ($in1, $out1, $err1) = ('', '', '');
-	my $s1 = IPC::Run::start(
-		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
-		'<', \$in1, '>', \$out1, '2>', \$err1,
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	$in1 .= "BEGIN;\nSELECT idgen_create_generator('$first', '$first_layout');\nSELECT 'created';\n";
-	$s1->pump until $out1 =~ /created/ || $err1 ne '';
-	is($err1, '', "session 1 created $first and holds its transaction open");
+	my $s1 = psql_session($node, 'postgres');
+	session_safe($s1, 'BEGIN');
+	is(session_run($s1, "SELECT idgen_create_generator('$first', '$first_layout')")->{stderr}, '',
+		"session 1 created $first and holds its transaction open");
 
-	my ($out2, $err2) = ('', '');
-	my $s2 = IPC::Run::start(
-		[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $node->connstr('postgres'), '-c',
-		  $second_sql ],
-		'>', \$out2, '2>', \$err2,
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	my $s2 = psql_background($node, 'postgres', $second_sql, verbose => 1,
+		timeout => $PostgreSQL::Test::Utils::timeout_default);
 	ok($node->poll_query_until('postgres', qq{
 		SELECT count(*) = 1 FROM pg_stat_activity
 		 WHERE query LIKE '%$second%' AND wait_event_type = 'Lock'
 		   AND pid <> pg_backend_pid()}),
 		"$what waits for session 1 to end");
-	$in1 .= "COMMIT;\n\\q\n";
-	$s1->finish;
-	$s2->finish;
-	return $err2;
+	session_safe($s1, 'COMMIT');
+	session_end($s1);
+	$s2->{h}->finish;
+	return $s2->{err};
 }
 
 like(race('race_a', 'time:41 tag:3=5 node:10 seq:9', 'race_b',

@@ -19,7 +19,6 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
-use IPC::Run;
 
 my $flooders = 4;
 my $flood_seconds = 4;
@@ -46,9 +45,7 @@ is($node->safe_psql('postgres', q{SELECT idgen_next('ctr') > 0 AND snowflake_id(
 	't', 'the counter and snowflake_id() issue before the flood');
 
 # the session that draws until told to stop, counting failures
-my ($draw_out, $draw_err) = ('', '');
-my $drawer = IPC::Run::start(
-	[ 'psql', '-XAtq', '-U', 'flooder', '-d', $node->connstr('postgres'), '-c', q{
+my $drawer = psql_background($node, 'postgres', q{
 DO $$
 DECLARE
 	drawn int := 0;
@@ -75,17 +72,13 @@ BEGIN
 		END;
 	END LOOP;
 	RAISE NOTICE 'drawn: % failed: % decreasing: %', drawn, failed, decreasing;
-END $$} ],
-	'>', \$draw_out, '2>', \$draw_err,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+END $$}, user => 'flooder', timeout => $PostgreSQL::Test::Utils::timeout_default);
 
 # the flooders: distinct unknown names, so no call site remembers one
 my @flood;
 for my $f (1 .. $flooders)
 {
-	my %h = (out => '', err => '');
-	$h{run} = IPC::Run::start(
-		[ 'psql', '-XAtq', '-U', 'flooder', '-d', $node->connstr('postgres'), '-c', qq{
+	push @flood, psql_background($node, 'postgres', qq{
 DO \$\$
 DECLARE
 	t0 timestamptz := clock_timestamp();
@@ -106,10 +99,7 @@ BEGIN
 	END LOOP;
 	RAISE NOTICE 'unknown: % other: % ms: %', unknown, other,
 		round(extract(epoch FROM clock_timestamp() - t0) * 1000);
-END \$\$} ],
-		'>', \$h{out}, '2>', \$h{err},
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	push @flood, \%h;
+END \$\$}, user => 'flooder', timeout => $PostgreSQL::Test::Utils::timeout_default);
 }
 ok($node->poll_query_until('postgres', qq{
 	SELECT count(*) = $flooders FROM pg_stat_activity
@@ -130,17 +120,17 @@ like($err, qr/NOTICE:\s+fresh: t/,
 
 for my $h (@flood)
 {
-	$h->{run}->finish;
+	$h->{h}->finish;
 }
 $node->safe_psql('postgres', 'INSERT INTO stop_drawing VALUES (true)');
-$drawer->finish;
+$drawer->{h}->finish;
 
-note(join("\n", grep { /NOTICE/ } split /\n/, $draw_err));
+note(join("\n", grep { /NOTICE/ } split /\n/, $drawer->{err}));
 note('reservation writes/waits: ',
 	$node->safe_psql('postgres', 'SELECT reservation_writes, reservation_waits FROM idgen_status()'));
-like($draw_err, qr/NOTICE:\s+drawn: [1-9]\d* failed: 0 decreasing: 0\b/,
+like($drawer->{err}, qr/NOTICE:\s+drawn: [1-9]\d* failed: 0 decreasing: 0\b/,
 	'throughout the flood the counter and snowflake_id() issued, in order, and never failed')
-  or diag($draw_err);
+  or diag($drawer->{err});
 
 # Each flooder's call waits for a load that began after it, and lookup
 # loads are at least $min_interval_ms apart: a few more for the loads that

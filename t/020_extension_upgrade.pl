@@ -17,7 +17,6 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
-use IPC::Run;
 
 my $node = PostgreSQL::Test::Cluster->new('upgrade');
 $node->init;
@@ -84,9 +83,7 @@ cmp_ok($granted_1_0, '>', 10, "1.0's $granted_1_0 functions granted to a role");
 
 # The load: one session inserting 1,000 rows per transaction until told
 # to stop (or after 20,000,000 rows).
-my ($load_out, $load_err) = ('', '');
-my $loader = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('app'), '-c', q{
+my $loader = psql_background($node, 'app', q{
 DO $$
 BEGIN
     FOR i IN 1 .. 20000 LOOP
@@ -94,8 +91,7 @@ BEGIN
         COMMIT;
         EXIT WHEN EXISTS (SELECT FROM stop_load);
     END LOOP;
-END $$} ],
-	'>', \$load_out, '2>', \$load_err, IPC::Run::timeout(600));
+END $$}, on_error_stop => 1, timeout => 600);
 ok($node->poll_query_until('app', 'SELECT count(*) > 0 FROM load'), 'the load is running');
 
 my $loader_running = q{
@@ -123,8 +119,8 @@ my ($c_sf, $c_ig) = split /\|/,
 ok($node->poll_query_until('app', "SELECT count(*) > 0 FROM load WHERE sf > $a_sf"),
 	'the load keeps generating after the update');
 $node->safe_psql('app', 'INSERT INTO stop_load DEFAULT VALUES');
-$loader->finish;
-is($load_err, '', 'the load session, which lived through the update, saw no error');
+$loader->{h}->finish;
+is($loader->{err}, '', 'the load session, which lived through the update, saw no error');
 
 is($node->safe_psql('ctl', "SELECT extversion FROM pg_extension WHERE extname = 'idgen'")
 	  . ' ' . $node->safe_psql('app', "SELECT extversion FROM pg_extension WHERE extname = 'idgen'"),

@@ -12,7 +12,6 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
-use IPC::Run;
 
 my $node = PostgreSQL::Test::Cluster->new('prepared_drop');
 $node->init;
@@ -36,11 +35,8 @@ $node->poll_query_until('app', q{SELECT idgen_next('doomed') > 0})
 sub state_of
 {
 	my ($session, $sql) = @_;
-	my (undef, $failed) = $session->query($sql);
-	my $err = $session->{stderr};
-	$session->{stderr} = '';
-	return 'ok' unless $failed;
-	return $err =~ /ERROR:\s+(\w{5}):/ ? $1 : $err;
+	my $r = session_run($session, $sql);
+	return $r->{lost} ? "lost: $r->{lost}" : $r->{sqlstate} // 'ok';
 }
 
 # Call sites that look "doomed" up before the drop: a prepared statement
@@ -48,14 +44,11 @@ sub state_of
 my %session;
 for my $db ('postgres', 'app')
 {
-	$session{$db} = $node->background_psql($db, on_error_stop => 0);
-	$session{$db}->query_safe("\\set VERBOSITY verbose");
-	$session{$db}->query_safe(q{PREPARE draw AS SELECT idgen_next('doomed') > 0});
-	is($session{$db}->query_safe('EXECUTE draw'), 't', "$db: the prepared statement draws");
+	$session{$db} = psql_session($node, $db);
+	session_safe($session{$db}, q{PREPARE draw AS SELECT idgen_next('doomed') > 0});
+	is(session_safe($session{$db}, 'EXECUTE draw'), 't', "$db: the prepared statement draws");
 }
-my ($loop_out, $loop_err) = ('', '');
-my $loop = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $node->connstr('app'), '-c', q{
+my $loop = psql_background($node, 'app', q{
 		DO $$
 		DECLARE
 			prev bigint := 0;
@@ -69,9 +62,7 @@ my $loop = IPC::Run::start(
 				prev := id;
 				PERFORM pg_sleep(0.01);
 			END LOOP;
-		END $$} ],
-	'>', \$loop_out, '2>', \$loop_err,
-	IPC::Run::timeout(3 * $PostgreSQL::Test::Utils::timeout_default));
+		END $$}, verbose => 1, timeout => 3 * $PostgreSQL::Test::Utils::timeout_default);
 ok($node->poll_query_until('app', q{
 	SELECT count(*) = 1 FROM pg_stat_activity
 	 WHERE state = 'active' AND query LIKE '%LOOP%idgen_next(''doomed'')%'}),
@@ -109,9 +100,9 @@ my $stopped = $node->poll_query_until('app', q{
 	 WHERE state = 'active' AND query LIKE '%LOOP%idgen_next(''doomed'')%'});
 ok($stopped, 'the loop in app stops after COMMIT PREPARED');
 # (a loop that drew on would run until its client's timeout)
-$loop->kill_kill unless $stopped;
-$loop->finish;
-like($loop_err, qr/ERROR:\s+42704: generator "doomed" does not exist/,
+$loop->{h}->kill_kill unless $stopped;
+$loop->{h}->finish;
+like($loop->{err}, qr/ERROR:\s+42704: generator "doomed" does not exist/,
 	'the loop in app fails with 42704 at its next call');
 for my $db ('postgres', 'app')
 {
@@ -126,6 +117,6 @@ like($err, qr/ERROR:\s+42704:/, 'a new call in app fails with 42704');
 is(state_of($session{app}, q{SELECT idgen_next('bystander') > 0}), 'ok',
 	'other generators go on');
 
-$session{$_}->quit for keys %session;
+session_end($_) for values %session;
 $node->stop;
 done_testing();

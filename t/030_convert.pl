@@ -35,13 +35,9 @@ $a->safe_psql('shop', q{
 
 # A transaction holding a referencing table: with lock_timeout set, the
 # conversion gives up with 55P03 and changes nothing.
-my ($busy_in, $busy_out, $busy_err) = ('', '', '');
-my $busy = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
-	  $a->connstr('shop') . ' application_name=busy' ],
-	'<', \$busy_in, '>', \$busy_out, '2>', \$busy_err, IPC::Run::timeout(300));
-$busy_in .= "BEGIN;\nINSERT INTO orders (customer_id, client) VALUES (1, 0);\n";
-$busy->pump while length $busy_in;
+my $busy = psql_session($a, 'shop', application_name => 'busy');
+session_safe($busy, 'BEGIN');
+session_safe($busy, 'INSERT INTO orders (customer_id, client) VALUES (1, 0)');
 ok($a->poll_query_until('shop',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'busy' AND state = 'idle in transaction'"),
 	'a transaction holds the referencing table');
@@ -49,8 +45,8 @@ my (undef, undef, $timeout_err) = $a->psql('shop',
 	"SET lock_timeout = '200ms';\n\\set VERBOSITY verbose\nSELECT idgen_convert_column('customers', 'id')",
 	timeout => 120);
 like($timeout_err, qr/ERROR:\s+55P03:/, "the conversion obeys the caller's lock_timeout (55P03)");
-$busy_in .= "ROLLBACK;\n\\q\n";
-ok(eval { $busy->finish }, 'the holding transaction ends') or $busy->kill_kill;
+session_safe($busy, 'ROLLBACK');
+ok(session_end($busy), 'the holding transaction ends');
 is($a->safe_psql('shop', q{
 	SELECT format_type(atttypid, atttypmod) || ' ' || (to_regclass('customers_id_seq') IS NOT NULL)
 	  FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attname = 'id'}),
@@ -80,23 +76,15 @@ ok($a->poll_query_until('shop', "SELECT count(*) >= 100 FROM customers WHERE nam
 
 # A transaction that inserted with the old sequence and stays open: the
 # conversion must wait for it, and the application must queue behind.
-my ($hold_in, $hold_out, $hold_err) = ('', '', '');
-my $holder = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
-	  $a->connstr('shop') . ' application_name=holder' ],
-	'<', \$hold_in, '>', \$hold_out, '2>', \$hold_err, IPC::Run::timeout(300));
-$hold_in .= "BEGIN;\nINSERT INTO customers (client, name) VALUES (9, 'held');\n";
-$holder->pump while length $hold_in;
+my $holder = psql_session($a, 'shop', application_name => 'holder');
+session_safe($holder, 'BEGIN');
+session_safe($holder, "INSERT INTO customers (client, name) VALUES (9, 'held')");
 ok($a->poll_query_until('shop',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'holder' AND state = 'idle in transaction'"),
 	'a transaction holding an inserted row is open');
 
-my ($conv_out, $conv_err) = ('', '');
-my $conversion = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
-	  $a->connstr('shop') . ' application_name=conversion',
-	  '-c', "SELECT idgen_convert_column('customers', 'id')" ],
-	'>', \$conv_out, '2>', \$conv_err, IPC::Run::timeout(300));
+my $conversion = psql_background($a, 'shop', "SELECT idgen_convert_column('customers', 'id')",
+	application_name => 'conversion', timeout => 300);
 ok($a->poll_query_until('shop',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'conversion' AND wait_event_type = 'Lock'"),
 	'the conversion waits for the open transaction');
@@ -104,12 +92,11 @@ ok($a->poll_query_until('shop',
 		"SELECT count(*) = 2 FROM pg_stat_activity WHERE application_name = 'app' AND wait_event_type = 'Lock'"),
 	'both application clients wait behind the conversion');
 
-$hold_in .= "COMMIT;\n\\q\n";
-ok(eval { $holder->finish }, 'the open transaction commits')
-  or diag("holder: $hold_err") and $holder->kill_kill;
-ok(eval { $conversion->finish }, 'the conversion succeeds')
-  or diag("conversion: $conv_err") and $conversion->kill_kill;
-like($conv_err, qr/widened public\.orders\(customer_id\) to bigint/, 'it widened the referencing column');
+is(session_run($holder, 'COMMIT')->{stderr}, '', 'the open transaction commits');
+session_end($holder);
+ok(eval { $conversion->{h}->finish }, 'the conversion succeeds')
+  or diag("conversion: $conversion->{err}") and $conversion->{h}->kill_kill;
+like($conversion->{err}, qr/widened public\.orders\(customer_id\) to bigint/, 'it widened the referencing column');
 
 # Let the application write on after the conversion, then stop it.
 ok($a->poll_query_until('shop',

@@ -25,7 +25,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
 use Time::HiRes qw(time);
 use FindBin;
 use lib $FindBin::RealBin;
@@ -134,61 +133,19 @@ cmp_ok(scalar(@functions), '>=', 40,
 	"idgen $ext_version has " . scalar(@functions) . " SQL functions to fuzz");
 
 # --- long-lived psql sessions ---------------------------------------------------
-# One psql per role and database, fed a statement at a time; the end of
-# each statement's output is marked on stdout and stderr.  A session whose
-# psql ends or stops answering is "lost": a crash, unless we know better.
-my %sessions;
+# One psql per role and database (psql_session), fed a statement at a
+# time.  A session whose psql ends or stops answering is "lost": a crash,
+# unless we know better.
 sub open_session
 {
 	my ($db, $user) = @_;
-	my $s = { db => $db, user => $user, label => "$user\@$db",
-		in => '', out => '', err => '', n => 0,
-		timer => IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default) };
-	$s->{h} = IPC::Run::start(
-		[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-v', 'ON_ERROR_STOP=0',
-		  '-d', $node->connstr($db) . " user=$user" ],
-		'<', \$s->{in}, '>', \$s->{out}, '2>', \$s->{err}, $s->{timer});
-	my $r = run_in($s, q{\pset null '<NULL>'
-SET statement_timeout = '60s';
+	my $s = psql_session($node, $db, user => $user);
+	my $r = session_run($s, q{SET statement_timeout = '60s';
 SET lock_timeout = '10s';
 SET client_min_messages = warning});
-	die "cannot start a psql session as $s->{label}: " . ($r->{lost} // $r->{stderr})
+	die "cannot set up a psql session as $s->{label}: " . ($r->{lost} // $r->{stderr})
 	  if $r->{lost} || $r->{stderr} ne '';
 	return $s;
-}
-
-# Run $sql (no trailing semicolon) in session $s.  Returns a hash:
-# stdout, stderr, the SQLSTATE psql saw (00000 for success) and the
-# message of the first error, or lost.  The statement is followed by \r,
-# so that one left open (a parenthesis never closed) cannot swallow the
-# next ones: it then never ran, and SQLSTATE still says "none".
-sub run_in
-{
-	my ($s, $sql) = @_;
-	my $tag = '@@fuzz ' . ++$s->{n} . '@@';
-	$s->{out} = $s->{err} = '';
-	$s->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
-	$s->{in} .= "\\set SQLSTATE none\n$sql\n;\n\\r\n\\echo '$tag' :SQLSTATE\n\\warn '$tag'\n";
-	my $done = eval {
-		$s->{h}->pump
-		  until $s->{out} =~ /^\Q$tag\E \S+\n/m && $s->{err} =~ /^\Q$tag\E\n/m;
-		1;
-	};
-	return { lost => ($@ || 'psql ended') . "\nstderr: $s->{err}" } unless $done;
-	my ($out, $err) = ($s->{out}, $s->{err});
-	$out =~ s/^\Q$tag\E (\S+)\n//m;
-	my $state = $1;
-	$err =~ s/^\Q$tag\E\n//m;
-	my %r = (stdout => $out, stderr => $err);
-	$r{lost} = $err if $err =~ /server closed the connection|connection to server was lost|no connection to the server/;
-	die "the statement did not run (left open?), in [$s->{label}]:\n" . substr($sql, 0, 2000)
-	  if $state eq 'none' && !$r{lost};
-	if ($state ne '00000')
-	{
-		$r{sqlstate} = $state;
-		$r{message} = $err =~ /(?:ERROR|FATAL|PANIC):\s+[0-9A-Z]{5}:\s*([^\n]*)/ ? $1 : $err;
-	}
-	return \%r;
 }
 
 # --- the record ------------------------------------------------------------------
@@ -289,9 +246,9 @@ sub id_greater
 	ok(!exists $allowed{'22012'} && !exists $allowed{'XX000'},
 		'division by zero and internal_error are not among the allowed SQLSTATEs');
 	my $s = open_session('postgres', 'postgres');
-	my $r = run_in($s, 'SELECT 1/0');
+	my $r = session_run($s, 'SELECT 1/0');
 	is($r->{sqlstate}, '22012', 'a session reports the SQLSTATE of an error');
-	$r = run_in($s, q{SELECT 'a' UNION ALL SELECT NULL});
+	$r = session_run($s, q{SELECT 'a' UNION ALL SELECT NULL});
 	is($r->{stdout}, "a\n<NULL>\n", 'a session returns rows, NULL visibly');
 }
 
@@ -623,7 +580,7 @@ sub call
 	$called{ $f->{sig} }++;
 	push @recent, "[$s->{label}] $sql";
 	shift @recent while @recent > 20;
-	my $r = run_in($s, $sql);
+	my $r = session_run($s, $sql);
 	note("[$s->{label}] " . substr($sql, 0, 300) . "\n=> " . substr($r->{stdout} // '', 0, 300)
 		  . ($r->{stderr} // '') . ($r->{lost} // ''))
 	  if $ENV{IDGEN_FUZZ_TRACE};
@@ -793,7 +750,7 @@ sub grant_many
 sub make_tables
 {
 	my ($s) = @_;
-	my $r = run_in($s, q{
+	my $r = session_run($s, q{
 DROP TABLE IF EXISTS fz_ref, fz_serial, fz_ident, fz_plain, fz_small;
 CREATE TABLE fz_serial (id serial PRIMARY KEY, v text);
 CREATE TABLE fz_ref (id bigserial PRIMARY KEY, ref integer REFERENCES fz_serial);
@@ -870,11 +827,7 @@ my $elapsed = time - $t0;
 
 # --- verdict -------------------------------------------------------------------------
 is($lost, undef, 'no session lost its connection') or diag(join("\n", 'last calls:', @recent));
-for my $s (@all_sessions)
-{
-	$s->{in} .= "\\q\n";
-	eval { $s->{h}->finish; };
-}
+session_end($_) for @all_sessions;
 
 my @crashes = check_crashes($node);
 

@@ -443,19 +443,137 @@ push @EXPORT, 'standby_from_backup';
 
 # Start psql running $sql in database $db of $node, in the background.
 # Returns a hash: h, the IPC::Run handle (finish it), and out and err,
-# psql's output so far.  $opt{user}: connect as that role; $opt{timeout}:
-# seconds before IPC::Run gives up on it (120).
+# psql's output so far.  Options: user (connect as that role),
+# application_name, on_error_stop (stop at the first error of a script),
+# verbose (errors with their SQLSTATE), timeout (seconds before IPC::Run
+# gives up on it; 120).
 sub psql_background
 {
 	my ($node, $db, $sql, %opt) = @_;
 	my %s = (out => '', err => '');
 	$s{h} = IPC::Run::start(
-		[ 'psql', '-XAtq', ($opt{user} ? ('-U', $opt{user}) : ()),
-		  '-d', $node->connstr($db), '-c', $sql ],
+		[ 'psql', '-XAtq', psql_options(%opt), '-d', psql_connstr($node, $db, %opt), '-c', $sql ],
 		'>', \$s{out}, '2>', \$s{err}, IPC::Run::timeout($opt{timeout} // 120));
 	return \%s;
 }
-push @EXPORT, 'psql_background';
+
+# psql's options for psql_background's and psql_session's %opt.
+sub psql_options
+{
+	my (%opt) = @_;
+	return (($opt{user} ? ('-U', $opt{user}) : ()),
+		($opt{on_error_stop} ? ('-v', 'ON_ERROR_STOP=1') : ()),
+		($opt{verbose} ? ('-v', 'VERBOSITY=verbose') : ()));
+}
+
+sub psql_connstr
+{
+	my ($node, $db, %opt) = @_;
+	return $node->connstr($db)
+	  . ($opt{application_name} ? " application_name=$opt{application_name}" : '');
+}
+
+# A psql session in database $db of $node, fed one statement at a time
+# with session_run(), for a transaction held open across other sessions'
+# work, or many statements whose SQLSTATEs matter.  Errors are verbose and
+# do not end the session.  Options: user, application_name (as for
+# psql_background).  End it with session_end().  The hash returned has
+# db, user and label ("user@db") besides psql's handle and buffers.
+sub psql_session
+{
+	my ($node, $db, %opt) = @_;
+	my $s = { in => '', out => '', err => '', n => 0, db => $db,
+		user => $opt{user} // 'postgres', label => ($opt{user} // 'postgres') . "\@$db",
+		timer => IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default) };
+	$s->{h} = IPC::Run::start(
+		[ 'psql', '-XAtq', psql_options(%opt, verbose => 1), '-v', 'ON_ERROR_STOP=0',
+		  '-d', psql_connstr($node, $db, %opt) ],
+		'<', \$s->{in}, '>', \$s->{out}, '2>', \$s->{err}, $s->{timer});
+	my $r = session_run($s, '\\pset null \'<NULL>\'');
+	die "cannot start a psql session as $s->{label}: " . ($r->{lost} // $r->{stderr})
+	  if $r->{lost} || $r->{stderr} ne '';
+	return $s;
+}
+
+# Run $sql (no trailing semicolon needed) in session $s and wait for it,
+# for at most the suite's timeout.  Returns a hash: stdout and stderr of
+# the statement; on an error, sqlstate and message (of the first error);
+# lost, if psql ended or stopped answering, or the server closed the
+# connection.  The statement is followed by \r, so that one left open (a
+# parenthesis never closed) cannot swallow the next ones: such a
+# statement never ran, and session_run dies.
+sub session_run
+{
+	my ($s, $sql) = @_;
+	my $tag = '@@session ' . ++$s->{n} . '@@';
+	$s->{out} = $s->{err} = '';
+	$s->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
+	$s->{in} .= "\\set SQLSTATE none\n$sql\n;\n\\r\n\\echo '$tag' :SQLSTATE\n\\warn '$tag'\n";
+	my $done = eval {
+		$s->{h}->pump
+		  until $s->{out} =~ /^\Q$tag\E \S+\n/m && $s->{err} =~ /^\Q$tag\E\n/m;
+		1;
+	};
+	return { lost => ($@ || 'psql ended') . "\nstderr: $s->{err}" } unless $done;
+	my ($out, $err) = ($s->{out}, $s->{err});
+	$out =~ s/^\Q$tag\E (\S+)\n//m;
+	my $state = $1;
+	$err =~ s/^\Q$tag\E\n//m;
+	my %r = (stdout => $out, stderr => $err);
+	$r{lost} = $err if $err =~ /server closed the connection|connection to server was lost|no connection to the server/;
+	die "the statement did not run (left open?), in [$s->{label}]:\n" . substr($sql, 0, 2000)
+	  if $state eq 'none' && !$r{lost};
+	if ($state ne '00000')
+	{
+		$r{sqlstate} = $state;
+		$r{message} = $err =~ /(?:ERROR|FATAL|PANIC):\s+[0-9A-Z]{5}:\s*([^\n]*)/ ? $1 : $err;
+	}
+	return \%r;
+}
+
+# session_run() for statements that must succeed: dies with the error
+# otherwise, and returns the output without its last newline.
+sub session_safe
+{
+	my ($s, $sql) = @_;
+	my $r = session_run($s, $sql);
+	die "in [$s->{label}]: " . ($r->{lost} // $r->{stderr}) . "\nwhile running: $sql"
+	  if $r->{lost} || $r->{sqlstate};
+	chomp $r->{stdout};
+	return $r->{stdout};
+}
+
+# End session $s: quit psql and wait for it.  Returns whether psql exited
+# with status 0.
+sub session_end
+{
+	my ($s) = @_;
+	$s->{in} .= "\\q\n";
+	my $ok = eval { $s->{h}->finish };
+	$s->{h}->kill_kill unless defined $ok;
+	return $ok ? 1 : 0;
+}
+push @EXPORT, qw(psql_session session_run session_safe session_end);
+
+# ALTER SYSTEM each setting (name => value, or undef for RESET) in
+# database postgres (or $opt{db}), reload, and wait until new sessions
+# have loaded the configuration files again: until their
+# pg_conf_load_time() is later than before.  Unlike set_and_reload, the
+# values need not be given as SHOW prints them.
+sub alter_system_and_reload
+{
+	my ($node, $settings, %opt) = @_;
+	my $db = $opt{db} // 'postgres';
+	my $before = $node->safe_psql($db, 'SELECT pg_conf_load_time()');
+	$node->safe_psql($db, join('', map {
+			defined $settings->{$_}
+			  ? "ALTER SYSTEM SET $_ = '$settings->{$_}';\n"
+			  : "ALTER SYSTEM RESET $_;\n"
+		} sort keys %$settings) . 'SELECT pg_reload_conf()');
+	$node->poll_query_until($db, "SELECT pg_conf_load_time() > '$before'")
+	  or die $node->name . ': the configuration was not reloaded';
+}
+push @EXPORT, qw(psql_background alter_system_and_reload);
 
 # A session in database postgres of $node that sleeps in "SELECT
 # pg_sleep(60)", to be killed; one test says it runs.  Returns
