@@ -179,11 +179,8 @@ is($query->($counts),
 # event: between two sleeps of the wait loop it briefly reports none.
 my $set_max_wait = sub {
 	my ($ms, $reset) = @_;
-	$node->safe_psql('postgres',
-		($reset ? 'ALTER SYSTEM RESET idgen.max_wait' : "ALTER SYSTEM SET idgen.max_wait = $ms")
-		  . '; SELECT pg_reload_conf()');
-	$node->poll_query_until('postgres',
-		"SELECT setting FROM pg_settings WHERE name = 'idgen.max_wait'", $ms)
+	alter_system_and_reload($node, { 'idgen.max_wait' => ($reset ? undef : $ms) });
+	$node->safe_psql('postgres', "SELECT setting FROM pg_settings WHERE name = 'idgen.max_wait'") eq $ms
 	  or die "idgen.max_wait did not become $ms ms";
 };
 $set_max_wait->(60 * 1000);

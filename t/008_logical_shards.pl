@@ -90,7 +90,7 @@ is($c->safe_psql('postgres', $check), 't|t|t|8',
 # --- move shard 3 from A to B ---------------------------------------------------------
 # 1. A gives it up (reload, then release: every session stops at once) and
 #    refuses it from then on; release says how far it got
-$a->safe_psql('postgres', "ALTER SYSTEM SET idgen.shards = '0-2'; SELECT pg_reload_conf();");
+alter_system_and_reload($a, { 'idgen.shards' => '0-2' });
 ok($a->poll_query_until('postgres', "SELECT current_setting('idgen.shards') = '0-2'"),
 	'server A reloaded its shards');
 my $released = $a->safe_psql('postgres', 'SELECT instagram_id_release(3)');
@@ -121,7 +121,7 @@ is($b->safe_psql('postgres', "SELECT clock_timestamp() < instagram_id_time($rele
 like(error_of($b, 'SELECT instagram_id(3)'), qr/^22023: shard 3 is not owned/,
 	'B refuses shard 3 until it owns it');
 $b->safe_psql('postgres', "SELECT instagram_id_advance(3, $released)");
-$b->safe_psql('postgres', "ALTER SYSTEM SET idgen.shards = '3-7'; SELECT pg_reload_conf();");
+alter_system_and_reload($b, { 'idgen.shards' => '3-7' });
 ok($b->poll_query_until('postgres', "SELECT instagram_id_shard(instagram_id(3)) = 3"),
 	'server B reloaded its shards and issues for shard 3');
 $b->safe_psql('postgres',

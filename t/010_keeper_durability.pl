@@ -35,8 +35,7 @@ $node->safe_psql('app', 'CREATE EXTENSION idgen');
 # commit waits for "ghost" forever.  Cancelling or terminating that wait
 # lets the commit return with a warning only; the reservation must still not
 # be published.
-$node->safe_psql('app',
-	"ALTER SYSTEM SET synchronous_standby_names = 'ghost'; SELECT pg_reload_conf()");
+alter_system_and_reload($node, { synchronous_standby_names => 'ghost' }, db => 'app');
 
 # The keeper writes when a generator needs more than it has reserved; wait
 # until it is inside a synchronous-replication wait, calling a generator
@@ -103,8 +102,7 @@ like(error_of($node, 'SELECT snowflake_id()', 'app'),
 is($node->safe_psql('app', 'SELECT reserved_until < clock_timestamp() FROM idgen_status()'),
 	't', 'and no new reservation was published as durable');
 
-$node->safe_psql('app',
-	"ALTER SYSTEM SET synchronous_standby_names = ''; SELECT pg_reload_conf()");
+alter_system_and_reload($node, { synchronous_standby_names => '' }, db => 'app');
 ok(keeper_ready($node, 'app'),
 	'without the synchronous standby the keeper becomes ready');
 is($node->safe_psql('app', 'SELECT count(snowflake_id()) FROM generate_series(1, 1000)'),
@@ -114,11 +112,8 @@ is($node->safe_psql('app', 'SELECT count(snowflake_id()) FROM generate_series(1,
 # The keeper started with synchronous_commit = on.  After a reload to off
 # (with a synchronous standby that never answers), its commits must still
 # wait: once the reservation in hand runs out, generation stops.
-$node->safe_psql('app', q{
-	ALTER SYSTEM SET synchronous_commit = off;
-	ALTER SYSTEM SET synchronous_standby_names = 'ghost';
-	SELECT pg_reload_conf();
-});
+alter_system_and_reload($node,
+	{ synchronous_commit => 'off', synchronous_standby_names => 'ghost' }, db => 'app');
 like(error_of($node, q{
 	DO $$ BEGIN
 		FOR i IN 1 .. 200 LOOP
@@ -128,22 +123,16 @@ like(error_of($node, q{
 	END $$}, 'app'),
 	qr/^55000: no durable ID reservation is available/,
 	'synchronous_commit = off by reload: reservations still wait for the standby, generation stops');
-$node->safe_psql('app', q{
-	ALTER SYSTEM RESET synchronous_commit;
-	ALTER SYSTEM RESET synchronous_standby_names;
-	SELECT pg_reload_conf();
-});
+alter_system_and_reload($node,
+	{ synchronous_commit => undef, synchronous_standby_names => undef }, db => 'app');
 ok(keeper_ready($node, 'app'),
 	'ready again');
 
 # --- idgen.max_wait = 0 ----------------------------------------------------
 # The reservation falls behind the clock while the server is idle; the
 # first call after that waits for the keeper (a WAL flush), not the clock.
-$node->safe_psql('app', q{
-	ALTER SYSTEM SET idgen.max_wait = 0;
-	ALTER SYSTEM SET idgen.reservation = '100ms';
-	SELECT pg_reload_conf();
-});
+alter_system_and_reload($node, { 'idgen.max_wait' => 0, 'idgen.reservation' => '100ms' },
+	db => 'app');
 ok($node->poll_query_until('app', "SELECT max_wait_ms = 0 FROM idgen_status()"),
 	'idgen.max_wait = 0 is in effect');
 $node->safe_psql('app', 'SELECT snowflake_id()');
@@ -158,11 +147,8 @@ for my $round (1 .. 3)
 like(slurp_file($node->logfile),
 	qr/"idgen.reservation" \(100 ms\) is longer than "idgen.max_wait" \(0 ms\)/,
 	'a reservation longer than max_wait is warned about');
-$node->safe_psql('app', q{
-	ALTER SYSTEM RESET idgen.max_wait;
-	ALTER SYSTEM RESET idgen.reservation;
-	SELECT pg_reload_conf();
-});
+alter_system_and_reload($node, { 'idgen.max_wait' => undef, 'idgen.reservation' => undef },
+	db => 'app');
 
 # --- wait events (PostgreSQL 17 and later name them) ------------------------
 my $named = $node->safe_psql('app', 'SHOW server_version_num') >= 170000;

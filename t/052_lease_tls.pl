@@ -164,12 +164,6 @@ sub wait_until_refused
 	}), "$what: the server log names $setting");
 }
 
-sub reload_with
-{
-	my ($sql) = @_;
-	$node->safe_psql('postgres', "$sql; SELECT pg_reload_conf()");
-}
-
 wait_for_lease($node, 'held');
 generates('over TLS with a client certificate and a user');
 like(etcd_get('/idgen/node/7'), qr/"system_identifier"/,
@@ -216,32 +210,32 @@ etcdctl('auth', 'enable');
 still_held('authentication turned off and on');
 
 # ---- a wrong CA: etcd's certificate does not verify ----
-reload_with("ALTER SYSTEM SET idgen.lease_ca_file = '$certs/other-ca.crt'");
+alter_system_and_reload($node, { 'idgen.lease_ca_file' => "$certs/other-ca.crt" });
 wait_until_refused('a wrong CA', 'idgen.lease_ca_file');
-reload_with('ALTER SYSTEM RESET idgen.lease_ca_file');
+alter_system_and_reload($node, { 'idgen.lease_ca_file' => undef });
 generates('the CA corrected and reloaded');
 
 # ---- a client certificate etcd does not trust ----
-reload_with("ALTER SYSTEM SET idgen.lease_cert_file = '$certs/other-client.crt'; "
-	  . "ALTER SYSTEM SET idgen.lease_key_file = '$certs/other-client.key'");
+alter_system_and_reload($node, { 'idgen.lease_cert_file' => "$certs/other-client.crt",
+		'idgen.lease_key_file' => "$certs/other-client.key" });
 wait_until_refused('an untrusted client certificate', 'idgen.lease_cert_file');
-reload_with('ALTER SYSTEM RESET idgen.lease_cert_file; ALTER SYSTEM RESET idgen.lease_key_file');
+alter_system_and_reload($node, { 'idgen.lease_cert_file' => undef, 'idgen.lease_key_file' => undef });
 generates('the certificate corrected and reloaded');
 
 # ---- a wrong password ----
-reload_with("ALTER SYSTEM SET idgen.lease_password_file = '$wrong_pwfile'");
+alter_system_and_reload($node, { 'idgen.lease_password_file' => "$wrong_pwfile" });
 wait_until_refused('a wrong password', 'idgen.lease_password_file');
-reload_with('ALTER SYSTEM RESET idgen.lease_password_file');
+alter_system_and_reload($node, { 'idgen.lease_password_file' => undef });
 generates('the password corrected and reloaded');
 
 # ---- a password file that others can read is refused ----
 chmod 0644, $wrong_pwfile;
-reload_with("ALTER SYSTEM SET idgen.lease_password_file = '$wrong_pwfile'");
+alter_system_and_reload($node, { 'idgen.lease_password_file' => "$wrong_pwfile" });
 wait_until_refused('a password file others can read', 'idgen.lease_password_file');
 like($node->safe_psql('postgres', 'SELECT lease_error FROM idgen_lease_status()'),
 	qr/must be a file of the database user with permissions u=rw \(0600\) or less/,
 	'... because of its permissions');
-reload_with('ALTER SYSTEM RESET idgen.lease_password_file');
+alter_system_and_reload($node, { 'idgen.lease_password_file' => undef });
 generates('the password file corrected and reloaded');
 
 # ---- secrets ----
