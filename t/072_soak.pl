@@ -147,11 +147,9 @@ $primary->safe_psql('postgres', q{
 SELECT idgen_create_generator('soak_time', 'time:42 worker:10 seq:11');
 SELECT idgen_create_generator('soak_ctr', 'seq:40');
 } . $setup);
-$primary->backup('b1');
 
-my $standby = PostgreSQL::Test::Cluster->new('n' . ++$made);
-$standby->init_from_backup($primary, 'b1', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "idgen.node_id = 2\n");
+my $standby = standby_from_backup($primary, 'n' . ++$made,
+	conf => "idgen.node_id = 2\n", start => 0);
 new_node($standby, 2);
 $start_clock{ $standby->name }->('start');
 $primary->wait_for_catchup($standby);
@@ -385,10 +383,8 @@ my %fault = (
 		# (until it streams, the new primary's keeper cannot make a
 		# reservation durable, and the generators fail closed)
 		my $name = 'n' . ++$made;
-		$primary->backup("b$made");
-		$standby = PostgreSQL::Test::Cluster->new($name);
-		$standby->init_from_backup($primary, "b$made", has_streaming => 1);
-		$standby->append_conf('postgresql.conf', "idgen.node_id = $node_id_of{$old->name}\n");
+		$standby = standby_from_backup($primary, $name,
+			conf => "idgen.node_id = $node_id_of{$old->name}\n", start => 0);
 		new_node($standby, $node_id_of{ $old->name });
 		$start_clock{$name}->('start');
 		$primary->poll_query_until('postgres',
