@@ -121,6 +121,21 @@ is(on_standby(qq{SELECT idgen_time('later', $later)}),
 like(error_of($standby, "SELECT idgen_next('later')"), qr/^25006: /,
 	'on a standby, idgen_next() of a replayed generator refuses with 25006');
 
+# The standby trusts the table as the keeper does: owned by a superuser,
+# its columns unaltered (a superuser's mistake on the primary reaches the
+# standby too).  Last, since the primary's keeper refuses it as well.
+$primary->safe_psql('postgres', 'ALTER TABLE idgen_generator OWNER TO app');
+$primary->wait_for_catchup($standby);
+like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
+	qr/^42501: idgen's "idgen_generator" in database "postgres" is not a logged table owned by a superuser/,
+	'on a standby, a definition table a non-superuser owns is not read (42501)');
+$primary->safe_psql('postgres', q{ALTER TABLE idgen_generator OWNER TO CURRENT_USER;
+	ALTER TABLE idgen_generator ADD COLUMN note text});
+$primary->wait_for_catchup($standby);
+like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
+	qr/^55000: idgen's table idgen_generator in database "postgres" has been altered/,
+	'on a standby, an altered definition table is not read (55000)');
+
 # decoding by layout reads no server state
 is($standby->safe_psql('postgres', qq{
 	SELECT snowflake_id_node($id), (snowflake_id_decode($id)).node,
