@@ -203,6 +203,17 @@ typedef struct IdgenCounterOptions
 	int64		start;
 } IdgenCounterOptions;
 
+/* a row of idgen_generator, as idgen_registry_row() reads it */
+typedef struct IdgenRegistryRow
+{
+	char	   *name;
+	char	   *layout_text;
+	int64		epoch;			/* Unix ms */
+	int32		unit;			/* ms */
+	bool		dropped;
+	IdgenCounterOptions options;
+} IdgenRegistryRow;
+
 /* ---- shared memory ---- */
 
 Size
@@ -477,15 +488,28 @@ idgen_registry_parse(const char *name, const char *layout_text,
 }
 
 /*
+ * The definition of a row of idgen_generator, parsed as idgen_registry_parse()
+ * parses it; false, after a LOG line, if it no longer parses.
+ */
+static bool
+idgen_registry_row_spec(const IdgenRegistryRow *row, IdgenSpec *spec)
+{
+	if (!idgen_registry_parse(row->name, row->layout_text, &row->options, spec))
+		return false;
+	idgen_spec_set_clock(spec, row->epoch, row->unit);
+	return true;
+}
+
+/*
  * Install a definition in a new slot.  A definition this server cannot
  * serve (its node id does not fit, the pool is full) still gets a slot, in
  * state refused, so that idgen_next() says why.
  */
 static void
-idgen_registry_install(const char *name, const char *layout_text,
-					   int64 epoch_unix_ms, int32 unit_ms,
-					   const IdgenCounterOptions *options, bool dropped)
+idgen_registry_install(const IdgenRegistryRow *row)
 {
+	const char *name = row->name;
+	bool		dropped = row->dropped;
 	uint32		i = pg_atomic_read_u32(&registry->nslots);
 	IdgenNamedSlot *slot;
 	IdgenSpec	spec;
@@ -501,9 +525,8 @@ idgen_registry_install(const char *name, const char *layout_text,
 		return;
 	}
 
-	if (!idgen_registry_parse(name, layout_text, options, &spec))
+	if (!idgen_registry_row_spec(row, &spec))
 		return;
-	idgen_spec_set_clock(&spec, epoch_unix_ms, unit_ms);
 
 	slot = &registry_slots[i];
 	memset(slot, 0, sizeof(*slot));
@@ -612,14 +635,12 @@ idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now)
 
 /* Does a stored definition still match slot i's? */
 static bool
-idgen_registry_same(int i, const char *name, const char *layout_text,
-					int64 epoch, int32 unit, const IdgenCounterOptions *options)
+idgen_registry_same(int i, const IdgenRegistryRow *row)
 {
 	IdgenSpec  *now = palloc(sizeof(IdgenSpec));
 
-	if (!idgen_registry_parse(name, layout_text, options, now))
+	if (!idgen_registry_row_spec(row, now))
 		return false;
-	idgen_spec_set_clock(now, epoch, unit);
 	return idgen_spec_same(&registry_slots[i].spec, now);
 }
 
@@ -1117,18 +1138,16 @@ idgen_registry_publish_counters(void)
 }
 
 /*
- * Load the definitions from idgen_generator (relid, found by OID by the
- * keeper; caller has begun a transaction).  New names get slots; a loaded
- * name follows its row's dropped mark; a row whose definition no longer
- * matches its slot's is refused, never followed.
+ * Open idgen_generator (relid, found by OID with idgen_keeper_find_objects(),
+ * which checks that superusers own it) and check that its columns are the
+ * ones idgen_registry_row() reads: a table altered by hand is refused, not
+ * read.  Caller has begun a transaction and closes it.
  */
-void
-idgen_registry_load(Oid relid)
+static Relation
+idgen_registry_open(Oid relid)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
-	TableScanDesc scan;
-	HeapTuple	tup;
 
 	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID ||
 		desc->natts != IDGEN_REG_NCOLUMNS ||
@@ -1147,44 +1166,68 @@ idgen_registry_load(Oid relid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen's table idgen_generator in database \"%s\" has been altered",
 						idgen_database)));
+	return rel;
+}
+
+/*
+ * A row of idgen_generator (opened by idgen_registry_open) as stored.
+ * False for a row that holds no definition (a part of it NULL, a name too
+ * long for a slot, a unit below 1 ms): it is skipped.
+ */
+static bool
+idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row)
+{
+	Datum		values[IDGEN_REG_NCOLUMNS];
+	bool		nulls[IDGEN_REG_NCOLUMNS];
+	IdgenCounterOptions *options = &row->options;
+
+	heap_deform_tuple(tup, desc, values, nulls);
+	options->prefetch = nulls[IDGEN_REG_PREFETCH] ? 0 : DatumGetInt32(values[IDGEN_REG_PREFETCH]);
+	options->refill = nulls[IDGEN_REG_REFILL] ? 0 : DatumGetInt32(values[IDGEN_REG_REFILL]);
+	options->stripes = nulls[IDGEN_REG_STRIPES] ? 0 : DatumGetInt32(values[IDGEN_REG_STRIPES]);
+	options->owned = nulls[IDGEN_REG_OWNED] ? NULL : TextDatumGetCString(values[IDGEN_REG_OWNED]);
+	options->segment = nulls[IDGEN_REG_SEGMENT] ? 0 : DatumGetInt64(values[IDGEN_REG_SEGMENT]);
+	options->start = nulls[IDGEN_REG_START] ? 0 : DatumGetInt64(values[IDGEN_REG_START]);
+	if (nulls[IDGEN_REG_NAME] || nulls[IDGEN_REG_LAYOUT] ||
+		nulls[IDGEN_REG_EPOCH] || nulls[IDGEN_REG_UNIT_MS])
+		return false;
+	row->name = TextDatumGetCString(values[IDGEN_REG_NAME]);
+	row->layout_text = TextDatumGetCString(values[IDGEN_REG_LAYOUT]);
+	row->epoch = idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(values[IDGEN_REG_EPOCH]));
+	row->unit = DatumGetInt32(values[IDGEN_REG_UNIT_MS]);
+	row->dropped = !nulls[IDGEN_REG_DROPPED];
+	return strlen(row->name) < NAMEDATALEN && row->unit >= 1;
+}
+
+/*
+ * Load the definitions from idgen_generator (relid, found by OID by the
+ * keeper; caller has begun a transaction).  New names get slots; a loaded
+ * name follows its row's dropped mark; a row whose definition no longer
+ * matches its slot's is refused, never followed.
+ */
+void
+idgen_registry_load(Oid relid)
+{
+	Relation	rel = idgen_registry_open(relid);
+	TupleDesc	desc = RelationGetDescr(rel);
+	TableScanDesc scan;
+	HeapTuple	tup;
 
 	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
-		Datum		values[IDGEN_REG_NCOLUMNS];
-		bool		nulls[IDGEN_REG_NCOLUMNS];
+		IdgenRegistryRow row;
 		uint32		state;
-		char	   *name;
-		char	   *layout_text;
-		int64		epoch;
-		int32		unit;
-		bool		dropped;
 		int			i;
-		IdgenCounterOptions options;
 
-		heap_deform_tuple(tup, desc, values, nulls);
-		options.prefetch = nulls[IDGEN_REG_PREFETCH] ? 0 : DatumGetInt32(values[IDGEN_REG_PREFETCH]);
-		options.refill = nulls[IDGEN_REG_REFILL] ? 0 : DatumGetInt32(values[IDGEN_REG_REFILL]);
-		options.stripes = nulls[IDGEN_REG_STRIPES] ? 0 : DatumGetInt32(values[IDGEN_REG_STRIPES]);
-		options.owned = nulls[IDGEN_REG_OWNED] ? NULL : TextDatumGetCString(values[IDGEN_REG_OWNED]);
-		options.segment = nulls[IDGEN_REG_SEGMENT] ? 0 : DatumGetInt64(values[IDGEN_REG_SEGMENT]);
-		options.start = nulls[IDGEN_REG_START] ? 0 : DatumGetInt64(values[IDGEN_REG_START]);
-		if (nulls[IDGEN_REG_NAME] || nulls[IDGEN_REG_LAYOUT] ||
-			nulls[IDGEN_REG_EPOCH] || nulls[IDGEN_REG_UNIT_MS])
-			continue;
-		name = TextDatumGetCString(values[IDGEN_REG_NAME]);
-		layout_text = TextDatumGetCString(values[IDGEN_REG_LAYOUT]);
-		epoch = idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(values[IDGEN_REG_EPOCH]));
-		unit = DatumGetInt32(values[IDGEN_REG_UNIT_MS]);
-		dropped = !nulls[IDGEN_REG_DROPPED];
-		if (strlen(name) >= NAMEDATALEN || unit < 1)
+		if (!idgen_registry_row(tup, desc, &row))
 			continue;
 
-		i = idgen_registry_find(name);
+		i = idgen_registry_find(row.name);
 		if (i < 0)
 		{
 			/* dropped ones too: their IDs can still be decoded by name */
-			idgen_registry_install(name, layout_text, epoch, unit, &options, dropped);
+			idgen_registry_install(&row);
 			continue;
 		}
 		/*
@@ -1200,16 +1243,16 @@ idgen_registry_load(Oid relid)
 			continue;
 		if (state == IDGEN_SLOT_REFUSED && !registry_slots[i].state_missing)
 			continue;
-		if (!idgen_registry_same(i, name, layout_text, epoch, unit, &options))
+		if (!idgen_registry_same(i, &row))
 		{
 			registry_slots[i].state_missing = false;
 			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 								 "its definition in idgen_generator changed after IDs were issued under it");
 		}
 		else if (registry_slots[i].state_missing)
-			registry_slots[i].defined_dropped = dropped;
-		else if (dropped != (state == IDGEN_SLOT_DROPPED))
-			idgen_slot_set_state(i, dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
+			registry_slots[i].defined_dropped = row.dropped;
+		else if (row.dropped != (state == IDGEN_SLOT_DROPPED))
+			idgen_slot_set_state(i, row.dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -2731,27 +2774,26 @@ static bool
 idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec)
 {
 	bool		isnull;
-	IdgenCounterOptions options;
+	IdgenRegistryRow row;
+	IdgenCounterOptions *options = &row.options;
 	Datum		d;
-	char	   *rname = SPI_getvalue(tup, desc, 1);
 
+	row.name = SPI_getvalue(tup, desc, 1);
+	row.layout_text = SPI_getvalue(tup, desc, 2);
+	row.epoch = idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)));
+	row.unit = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
 	d = SPI_getbinval(tup, desc, 5, &isnull);
-	options.prefetch = isnull ? 0 : DatumGetInt32(d);
+	options->prefetch = isnull ? 0 : DatumGetInt32(d);
 	d = SPI_getbinval(tup, desc, 6, &isnull);
-	options.refill = isnull ? 0 : DatumGetInt32(d);
+	options->refill = isnull ? 0 : DatumGetInt32(d);
 	d = SPI_getbinval(tup, desc, 7, &isnull);
-	options.stripes = isnull ? 0 : DatumGetInt32(d);
-	options.owned = SPI_getvalue(tup, desc, 8);
+	options->stripes = isnull ? 0 : DatumGetInt32(d);
+	options->owned = SPI_getvalue(tup, desc, 8);
 	d = SPI_getbinval(tup, desc, 9, &isnull);
-	options.segment = isnull ? 0 : DatumGetInt64(d);
+	options->segment = isnull ? 0 : DatumGetInt64(d);
 	d = SPI_getbinval(tup, desc, 10, &isnull);
-	options.start = isnull ? 0 : DatumGetInt64(d);
-	if (!idgen_registry_parse(rname, SPI_getvalue(tup, desc, 2), &options, spec))
-		return false;
-	idgen_spec_set_clock(spec,
-						 idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull))),
-						 DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull)));
-	return true;
+	options->start = isnull ? 0 : DatumGetInt64(d);
+	return idgen_registry_row_spec(&row, spec);
 }
 
 /*
