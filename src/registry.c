@@ -17,6 +17,12 @@
  * dropped or not.  A backend that does not find a name asks the keeper to
  * load again (a definition committed a moment ago) and waits briefly.
  *
+ * On a standby the keeper does not run and no slot is filled: generation
+ * by name refuses (25006), and the functions that need only a definition
+ * (the decoders, idgen_from_parts) read its row from idgen_generator in
+ * idgen.database on every call, through the keeper's checks and parser
+ * (idgen_registry_read_definition).
+ *
  * A slot's generator is an ordinary one of the engine (generator.c), with
  * the layout's own clock: its positions are (tick << seq_bits) | seq, it
  * is switched off ("owned" false) while the slot is dropped or its
@@ -71,6 +77,7 @@
 #include "utils/timestamp.h"
 
 #include "idgen.h"
+#include "storage.h"
 
 typedef enum IdgenSlotState
 {
@@ -1333,6 +1340,74 @@ idgen_registry_load_grants(Oid relid)
 	}
 }
 
+/*
+ * The definition of a named generator during recovery, for the functions
+ * that need nothing else (the decoders, idgen_from_parts).  The keeper,
+ * which loads the definitions into shared memory for every database, does
+ * not run on a standby, so this reads the replicated table idgen_generator
+ * itself, and can only in idgen.database (25006 elsewhere).  The table is
+ * found and checked as the keeper finds and checks it (by OID through the
+ * extension, owned by superusers, its columns unaltered), and its row read
+ * and parsed as the keeper reads and parses it.  42704 for a name with no
+ * row, a dropped one, or one that no longer parses.  (On a primary a
+ * dropped generator's slot still decodes: here its row's
+ * dropped mark is all there is to go by, and it is taken as the drop.)
+ *
+ * The table is read on every call, with no cache in shared memory or in the
+ * call site: it is small, a standby issues nothing, and every call sees the
+ * definitions replayed up to its snapshot.  Caller is in a transaction.
+ */
+static void
+idgen_registry_read_definition(const char *name, IdgenSpec *spec)
+{
+	char	   *here = get_database_name(MyDatabaseId);
+	IdgenKeeperObjects objs;
+	Relation	rel;
+	TupleDesc	desc;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	IdgenRegistryRow row;
+	bool		found = false;
+
+	if (here == NULL || strcmp(here, idgen_database) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("named generators are decoded only in database \"%s\" during recovery",
+						idgen_database),
+				 errdetail("On a standby their definitions are read from idgen_generator there; the keeper, which makes them available in every database, runs only on a primary."),
+				 errhint("Connect to database \"%s\" (\"idgen.database\"), or decode with idgen_decode_layout() and the definition.",
+						 idgen_database)));
+	/* the keeper's checks, without its creating a missing extension */
+	if (!OidIsValid(get_extension_oid("idgen", true)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension idgen is not installed in database \"%s\"",
+						idgen_database)));
+	idgen_keeper_find_objects(&objs);
+	if (!OidIsValid(objs.registry))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension idgen in database \"%s\" has no table idgen_generator",
+						idgen_database),
+				 errhint("Update the extension on the primary with ALTER EXTENSION idgen UPDATE.")));
+
+	rel = idgen_registry_open(objs.registry);
+	desc = RelationGetDescr(rel);
+	scan = table_beginscan(rel, ActiveSnapshotSet() ? GetActiveSnapshot() :
+						   GetTransactionSnapshot(), 0, NULL);
+	while (!found && (tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+		found = idgen_registry_row(tup, desc, &row) &&
+			strcmp(row.name, name) == 0;
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (!found || row.dropped || !idgen_registry_row_spec(&row, spec))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", name),
+				 found && row.dropped ? errdetail("It was dropped.") : 0));
+}
+
 /* ---- the backends' side ---- */
 
 /* idgen_next() and friends need the preload, and the registry. */
@@ -1364,7 +1439,8 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 					 errmsg("named generators are not available during recovery"),
 					 errdetail("The keeper loads their definitions, and it runs only on a primary."),
-					 errhint("Decode on the primary, or with idgen_decode_layout() and the definition from idgen_generators.")));
+					 errhint("Issue IDs on the primary. Decoding by name works here, in database \"%s\".",
+							 idgen_database)));
 		idgen_registry_require_committed(name);
 
 		/*
@@ -2218,6 +2294,7 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 
 /* ---- decoding and building by name ---- */
 
+/* The spec of the generator named by argument 0, from its slot. */
 static const IdgenSpec *
 idgen_named_spec(FunctionCallInfo fcinfo, const char *funcname)
 {
@@ -2228,18 +2305,61 @@ idgen_named_spec(FunctionCallInfo fcinfo, const char *funcname)
 	return &registry_slots[cache->slot].spec;
 }
 
+/*
+ * The spec of the generator named by argument 0, for a function that needs
+ * its definition only: from its slot, as idgen_named_spec(), or during
+ * recovery from idgen_generator (idgen_registry_read_definition).  *name
+ * is its name, for messages.
+ */
+static const IdgenSpec *
+idgen_named_definition(FunctionCallInfo fcinfo, const char *funcname,
+					   const char **name)
+{
+	IdgenNamedCache *cache;
+	IdgenSpec  *spec;
+	char	   *cname;
+
+	idgen_registry_require(funcname);
+	if (likely(!RecoveryInProgress()))
+	{
+		cache = idgen_named_cache(fcinfo, true);
+		*name = registry_slots[cache->slot].name;
+		return &registry_slots[cache->slot].spec;
+	}
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name must not be null")));
+	cname = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	*name = cname;
+	if (strlen(cname) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", cname)));
+	spec = palloc(sizeof(IdgenSpec));
+	idgen_registry_read_definition(cname, spec);
+	return spec;
+}
+
+/* 22023 unless the spec has a time field. */
+static void
+idgen_require_time_field(const IdgenSpec *spec, const char *name)
+{
+	if (spec->time_field < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("generator \"%s\" has no time field", name),
+				 errdetail("It is a counter generator.")));
+}
+
 /* The spec of a named generator with a time field (22023 otherwise). */
 static const IdgenSpec *
 idgen_named_time_spec(FunctionCallInfo fcinfo, const char *funcname)
 {
 	const IdgenSpec *spec = idgen_named_spec(fcinfo, funcname);
 
-	if (spec->time_field < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("generator \"%s\" has no time field",
-						((IdgenNamedCache *) fcinfo->flinfo->fn_extra)->layout.name),
-				 errdetail("It is a counter generator.")));
+	idgen_require_time_field(spec,
+							 ((IdgenNamedCache *) fcinfo->flinfo->fn_extra)->layout.name);
 	return spec;
 }
 
@@ -2257,9 +2377,11 @@ PG_FUNCTION_INFO_V1(idgen_time);
 Datum
 idgen_time(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_named_time_spec(fcinfo, "idgen_time");
+	const char *name;
+	const IdgenSpec *spec = idgen_named_definition(fcinfo, "idgen_time", &name);
 	int64		id = PG_GETARG_INT64(1);
 
+	idgen_require_time_field(spec, name);
 	idgen_check_id(id);
 	PG_RETURN_TIMESTAMPTZ(idgen_unix_ms_to_timestamptz(idgen_spec_tick_unix_ms(spec,
 																			   idgen_spec_field(spec, spec->time_field, id))));
@@ -2269,7 +2391,8 @@ PG_FUNCTION_INFO_V1(idgen_decode);
 Datum
 idgen_decode(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_named_spec(fcinfo, "idgen_decode");
+	const char *name;
+	const IdgenSpec *spec = idgen_named_definition(fcinfo, "idgen_decode", &name);
 
 	PG_RETURN_DATUM(idgen_spec_decode_jsonb(spec, PG_GETARG_INT64(1)));
 }
@@ -2348,7 +2471,8 @@ PG_FUNCTION_INFO_V1(idgen_from_parts);
 Datum
 idgen_from_parts(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_named_spec(fcinfo, "idgen_from_parts");
+	const char *name;
+	const IdgenSpec *spec = idgen_named_definition(fcinfo, "idgen_from_parts", &name);
 	Jsonb	   *parts = PG_GETARG_JSONB_P(1);
 	JsonbIterator *it;
 	JsonbValue	v;
