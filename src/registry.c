@@ -17,6 +17,12 @@
  * dropped or not.  A backend that does not find a name asks the keeper to
  * load again (a definition committed a moment ago) and waits briefly.
  *
+ * On a standby the keeper does not run and no slot is filled: generation
+ * by name refuses (25006), and the functions that need only a definition
+ * (the decoders, idgen_from_parts) read its row from idgen_generator in
+ * idgen.database on every call, through the keeper's checks and parser
+ * (idgen_registry_read_definition).
+ *
  * A slot's generator is an ordinary one of the engine (generator.c), with
  * the layout's own clock: its positions are (tick << seq_bits) | seq, it
  * is switched off ("owned" false) while the slot is dropped or its
@@ -71,6 +77,7 @@
 #include "utils/timestamp.h"
 
 #include "idgen.h"
+#include "storage.h"
 
 typedef enum IdgenSlotState
 {
@@ -202,6 +209,17 @@ typedef struct IdgenCounterOptions
 	int64		segment;
 	int64		start;
 } IdgenCounterOptions;
+
+/* a row of idgen_generator, as idgen_registry_row() reads it */
+typedef struct IdgenRegistryRow
+{
+	char	   *name;
+	char	   *layout_text;
+	int64		epoch;			/* Unix ms */
+	int32		unit;			/* ms */
+	bool		dropped;
+	IdgenCounterOptions options;
+} IdgenRegistryRow;
 
 /* ---- shared memory ---- */
 
@@ -477,15 +495,28 @@ idgen_registry_parse(const char *name, const char *layout_text,
 }
 
 /*
+ * The definition of a row of idgen_generator, parsed as idgen_registry_parse()
+ * parses it; false, after a LOG line, if it no longer parses.
+ */
+static bool
+idgen_registry_row_spec(const IdgenRegistryRow *row, IdgenSpec *spec)
+{
+	if (!idgen_registry_parse(row->name, row->layout_text, &row->options, spec))
+		return false;
+	idgen_spec_set_clock(spec, row->epoch, row->unit);
+	return true;
+}
+
+/*
  * Install a definition in a new slot.  A definition this server cannot
  * serve (its node id does not fit, the pool is full) still gets a slot, in
  * state refused, so that idgen_next() says why.
  */
 static void
-idgen_registry_install(const char *name, const char *layout_text,
-					   int64 epoch_unix_ms, int32 unit_ms,
-					   const IdgenCounterOptions *options, bool dropped)
+idgen_registry_install(const IdgenRegistryRow *row)
 {
+	const char *name = row->name;
+	bool		dropped = row->dropped;
 	uint32		i = pg_atomic_read_u32(&registry->nslots);
 	IdgenNamedSlot *slot;
 	IdgenSpec	spec;
@@ -501,9 +532,8 @@ idgen_registry_install(const char *name, const char *layout_text,
 		return;
 	}
 
-	if (!idgen_registry_parse(name, layout_text, options, &spec))
+	if (!idgen_registry_row_spec(row, &spec))
 		return;
-	idgen_spec_set_clock(&spec, epoch_unix_ms, unit_ms);
 
 	slot = &registry_slots[i];
 	memset(slot, 0, sizeof(*slot));
@@ -612,14 +642,12 @@ idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now)
 
 /* Does a stored definition still match slot i's? */
 static bool
-idgen_registry_same(int i, const char *name, const char *layout_text,
-					int64 epoch, int32 unit, const IdgenCounterOptions *options)
+idgen_registry_same(int i, const IdgenRegistryRow *row)
 {
 	IdgenSpec  *now = palloc(sizeof(IdgenSpec));
 
-	if (!idgen_registry_parse(name, layout_text, options, now))
+	if (!idgen_registry_row_spec(row, now))
 		return false;
-	idgen_spec_set_clock(now, epoch, unit);
 	return idgen_spec_same(&registry_slots[i].spec, now);
 }
 
@@ -1117,18 +1145,16 @@ idgen_registry_publish_counters(void)
 }
 
 /*
- * Load the definitions from idgen_generator (relid, found by OID by the
- * keeper; caller has begun a transaction).  New names get slots; a loaded
- * name follows its row's dropped mark; a row whose definition no longer
- * matches its slot's is refused, never followed.
+ * Open idgen_generator (relid, found by OID with idgen_keeper_find_objects(),
+ * which checks that superusers own it) and check that its columns are the
+ * ones idgen_registry_row() reads: a table altered by hand is refused, not
+ * read.  Caller has begun a transaction and closes it.
  */
-void
-idgen_registry_load(Oid relid)
+static Relation
+idgen_registry_open(Oid relid)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
-	TableScanDesc scan;
-	HeapTuple	tup;
 
 	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID ||
 		desc->natts != IDGEN_REG_NCOLUMNS ||
@@ -1147,44 +1173,68 @@ idgen_registry_load(Oid relid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen's table idgen_generator in database \"%s\" has been altered",
 						idgen_database)));
+	return rel;
+}
+
+/*
+ * A row of idgen_generator (opened by idgen_registry_open) as stored.
+ * False for a row that holds no definition (a part of it NULL, a name too
+ * long for a slot, a unit below 1 ms): it is skipped.
+ */
+static bool
+idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row)
+{
+	Datum		values[IDGEN_REG_NCOLUMNS];
+	bool		nulls[IDGEN_REG_NCOLUMNS];
+	IdgenCounterOptions *options = &row->options;
+
+	heap_deform_tuple(tup, desc, values, nulls);
+	options->prefetch = nulls[IDGEN_REG_PREFETCH] ? 0 : DatumGetInt32(values[IDGEN_REG_PREFETCH]);
+	options->refill = nulls[IDGEN_REG_REFILL] ? 0 : DatumGetInt32(values[IDGEN_REG_REFILL]);
+	options->stripes = nulls[IDGEN_REG_STRIPES] ? 0 : DatumGetInt32(values[IDGEN_REG_STRIPES]);
+	options->owned = nulls[IDGEN_REG_OWNED] ? NULL : TextDatumGetCString(values[IDGEN_REG_OWNED]);
+	options->segment = nulls[IDGEN_REG_SEGMENT] ? 0 : DatumGetInt64(values[IDGEN_REG_SEGMENT]);
+	options->start = nulls[IDGEN_REG_START] ? 0 : DatumGetInt64(values[IDGEN_REG_START]);
+	if (nulls[IDGEN_REG_NAME] || nulls[IDGEN_REG_LAYOUT] ||
+		nulls[IDGEN_REG_EPOCH] || nulls[IDGEN_REG_UNIT_MS])
+		return false;
+	row->name = TextDatumGetCString(values[IDGEN_REG_NAME]);
+	row->layout_text = TextDatumGetCString(values[IDGEN_REG_LAYOUT]);
+	row->epoch = idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(values[IDGEN_REG_EPOCH]));
+	row->unit = DatumGetInt32(values[IDGEN_REG_UNIT_MS]);
+	row->dropped = !nulls[IDGEN_REG_DROPPED];
+	return strlen(row->name) < NAMEDATALEN && row->unit >= 1;
+}
+
+/*
+ * Load the definitions from idgen_generator (relid, found by OID by the
+ * keeper; caller has begun a transaction).  New names get slots; a loaded
+ * name follows its row's dropped mark; a row whose definition no longer
+ * matches its slot's is refused, never followed.
+ */
+void
+idgen_registry_load(Oid relid)
+{
+	Relation	rel = idgen_registry_open(relid);
+	TupleDesc	desc = RelationGetDescr(rel);
+	TableScanDesc scan;
+	HeapTuple	tup;
 
 	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
-		Datum		values[IDGEN_REG_NCOLUMNS];
-		bool		nulls[IDGEN_REG_NCOLUMNS];
+		IdgenRegistryRow row;
 		uint32		state;
-		char	   *name;
-		char	   *layout_text;
-		int64		epoch;
-		int32		unit;
-		bool		dropped;
 		int			i;
-		IdgenCounterOptions options;
 
-		heap_deform_tuple(tup, desc, values, nulls);
-		options.prefetch = nulls[IDGEN_REG_PREFETCH] ? 0 : DatumGetInt32(values[IDGEN_REG_PREFETCH]);
-		options.refill = nulls[IDGEN_REG_REFILL] ? 0 : DatumGetInt32(values[IDGEN_REG_REFILL]);
-		options.stripes = nulls[IDGEN_REG_STRIPES] ? 0 : DatumGetInt32(values[IDGEN_REG_STRIPES]);
-		options.owned = nulls[IDGEN_REG_OWNED] ? NULL : TextDatumGetCString(values[IDGEN_REG_OWNED]);
-		options.segment = nulls[IDGEN_REG_SEGMENT] ? 0 : DatumGetInt64(values[IDGEN_REG_SEGMENT]);
-		options.start = nulls[IDGEN_REG_START] ? 0 : DatumGetInt64(values[IDGEN_REG_START]);
-		if (nulls[IDGEN_REG_NAME] || nulls[IDGEN_REG_LAYOUT] ||
-			nulls[IDGEN_REG_EPOCH] || nulls[IDGEN_REG_UNIT_MS])
-			continue;
-		name = TextDatumGetCString(values[IDGEN_REG_NAME]);
-		layout_text = TextDatumGetCString(values[IDGEN_REG_LAYOUT]);
-		epoch = idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(values[IDGEN_REG_EPOCH]));
-		unit = DatumGetInt32(values[IDGEN_REG_UNIT_MS]);
-		dropped = !nulls[IDGEN_REG_DROPPED];
-		if (strlen(name) >= NAMEDATALEN || unit < 1)
+		if (!idgen_registry_row(tup, desc, &row))
 			continue;
 
-		i = idgen_registry_find(name);
+		i = idgen_registry_find(row.name);
 		if (i < 0)
 		{
 			/* dropped ones too: their IDs can still be decoded by name */
-			idgen_registry_install(name, layout_text, epoch, unit, &options, dropped);
+			idgen_registry_install(&row);
 			continue;
 		}
 		/*
@@ -1200,16 +1250,16 @@ idgen_registry_load(Oid relid)
 			continue;
 		if (state == IDGEN_SLOT_REFUSED && !registry_slots[i].state_missing)
 			continue;
-		if (!idgen_registry_same(i, name, layout_text, epoch, unit, &options))
+		if (!idgen_registry_same(i, &row))
 		{
 			registry_slots[i].state_missing = false;
 			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 								 "its definition in idgen_generator changed after IDs were issued under it");
 		}
 		else if (registry_slots[i].state_missing)
-			registry_slots[i].defined_dropped = dropped;
-		else if (dropped != (state == IDGEN_SLOT_DROPPED))
-			idgen_slot_set_state(i, dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
+			registry_slots[i].defined_dropped = row.dropped;
+		else if (row.dropped != (state == IDGEN_SLOT_DROPPED))
+			idgen_slot_set_state(i, row.dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -1290,6 +1340,74 @@ idgen_registry_load_grants(Oid relid)
 	}
 }
 
+/*
+ * The definition of a named generator during recovery, for the functions
+ * that need nothing else (the decoders, idgen_from_parts).  The keeper,
+ * which loads the definitions into shared memory for every database, does
+ * not run on a standby, so this reads the replicated table idgen_generator
+ * itself, and can only in idgen.database (25006 elsewhere).  The table is
+ * found and checked as the keeper finds and checks it (by OID through the
+ * extension, owned by superusers, its columns unaltered), and its row read
+ * and parsed as the keeper reads and parses it.  42704 for a name with no
+ * row, a dropped one, or one that no longer parses.  (On a primary a
+ * dropped generator's slot still decodes: here its row's
+ * dropped mark is all there is to go by, and it is taken as the drop.)
+ *
+ * The table is read on every call, with no cache in shared memory or in the
+ * call site: it is small, a standby issues nothing, and every call sees the
+ * definitions replayed up to its snapshot.  Caller is in a transaction.
+ */
+static void
+idgen_registry_read_definition(const char *name, IdgenSpec *spec)
+{
+	char	   *here = get_database_name(MyDatabaseId);
+	IdgenKeeperObjects objs;
+	Relation	rel;
+	TupleDesc	desc;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	IdgenRegistryRow row;
+	bool		found = false;
+
+	if (here == NULL || strcmp(here, idgen_database) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("named generators are decoded only in database \"%s\" during recovery",
+						idgen_database),
+				 errdetail("On a standby their definitions are read from idgen_generator there; the keeper, which makes them available in every database, runs only on a primary."),
+				 errhint("Connect to database \"%s\" (\"idgen.database\"), or decode with idgen_decode_layout() and the definition.",
+						 idgen_database)));
+	/* the keeper's checks, without its creating a missing extension */
+	if (!OidIsValid(get_extension_oid("idgen", true)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension idgen is not installed in database \"%s\"",
+						idgen_database)));
+	idgen_keeper_find_objects(&objs);
+	if (!OidIsValid(objs.registry))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension idgen in database \"%s\" has no table idgen_generator",
+						idgen_database),
+				 errhint("Update the extension on the primary with ALTER EXTENSION idgen UPDATE.")));
+
+	rel = idgen_registry_open(objs.registry);
+	desc = RelationGetDescr(rel);
+	scan = table_beginscan(rel, ActiveSnapshotSet() ? GetActiveSnapshot() :
+						   GetTransactionSnapshot(), 0, NULL);
+	while (!found && (tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+		found = idgen_registry_row(tup, desc, &row) &&
+			strcmp(row.name, name) == 0;
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (!found || row.dropped || !idgen_registry_row_spec(&row, spec))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", name),
+				 found && row.dropped ? errdetail("It was dropped.") : 0));
+}
+
 /* ---- the backends' side ---- */
 
 /* idgen_next() and friends need the preload, and the registry. */
@@ -1321,7 +1439,8 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 					 errmsg("named generators are not available during recovery"),
 					 errdetail("The keeper loads their definitions, and it runs only on a primary."),
-					 errhint("Decode on the primary, or with idgen_decode_layout() and the definition from idgen_generators.")));
+					 errhint("Issue IDs on the primary. Decoding by name works here, in database \"%s\".",
+							 idgen_database)));
 		idgen_registry_require_committed(name);
 
 		/*
@@ -2175,6 +2294,7 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 
 /* ---- decoding and building by name ---- */
 
+/* The spec of the generator named by argument 0, from its slot. */
 static const IdgenSpec *
 idgen_named_spec(FunctionCallInfo fcinfo, const char *funcname)
 {
@@ -2185,18 +2305,61 @@ idgen_named_spec(FunctionCallInfo fcinfo, const char *funcname)
 	return &registry_slots[cache->slot].spec;
 }
 
+/*
+ * The spec of the generator named by argument 0, for a function that needs
+ * its definition only: from its slot, as idgen_named_spec(), or during
+ * recovery from idgen_generator (idgen_registry_read_definition).  *name
+ * is its name, for messages.
+ */
+static const IdgenSpec *
+idgen_named_definition(FunctionCallInfo fcinfo, const char *funcname,
+					   const char **name)
+{
+	IdgenNamedCache *cache;
+	IdgenSpec  *spec;
+	char	   *cname;
+
+	idgen_registry_require(funcname);
+	if (likely(!RecoveryInProgress()))
+	{
+		cache = idgen_named_cache(fcinfo, true);
+		*name = registry_slots[cache->slot].name;
+		return &registry_slots[cache->slot].spec;
+	}
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name must not be null")));
+	cname = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	*name = cname;
+	if (strlen(cname) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", cname)));
+	spec = palloc(sizeof(IdgenSpec));
+	idgen_registry_read_definition(cname, spec);
+	return spec;
+}
+
+/* 22023 unless the spec has a time field. */
+static void
+idgen_require_time_field(const IdgenSpec *spec, const char *name)
+{
+	if (spec->time_field < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("generator \"%s\" has no time field", name),
+				 errdetail("It is a counter generator.")));
+}
+
 /* The spec of a named generator with a time field (22023 otherwise). */
 static const IdgenSpec *
 idgen_named_time_spec(FunctionCallInfo fcinfo, const char *funcname)
 {
 	const IdgenSpec *spec = idgen_named_spec(fcinfo, funcname);
 
-	if (spec->time_field < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("generator \"%s\" has no time field",
-						((IdgenNamedCache *) fcinfo->flinfo->fn_extra)->layout.name),
-				 errdetail("It is a counter generator.")));
+	idgen_require_time_field(spec,
+							 ((IdgenNamedCache *) fcinfo->flinfo->fn_extra)->layout.name);
 	return spec;
 }
 
@@ -2214,9 +2377,11 @@ PG_FUNCTION_INFO_V1(idgen_time);
 Datum
 idgen_time(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_named_time_spec(fcinfo, "idgen_time");
+	const char *name;
+	const IdgenSpec *spec = idgen_named_definition(fcinfo, "idgen_time", &name);
 	int64		id = PG_GETARG_INT64(1);
 
+	idgen_require_time_field(spec, name);
 	idgen_check_id(id);
 	PG_RETURN_TIMESTAMPTZ(idgen_unix_ms_to_timestamptz(idgen_spec_tick_unix_ms(spec,
 																			   idgen_spec_field(spec, spec->time_field, id))));
@@ -2226,7 +2391,8 @@ PG_FUNCTION_INFO_V1(idgen_decode);
 Datum
 idgen_decode(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_named_spec(fcinfo, "idgen_decode");
+	const char *name;
+	const IdgenSpec *spec = idgen_named_definition(fcinfo, "idgen_decode", &name);
 
 	PG_RETURN_DATUM(idgen_spec_decode_jsonb(spec, PG_GETARG_INT64(1)));
 }
@@ -2305,7 +2471,8 @@ PG_FUNCTION_INFO_V1(idgen_from_parts);
 Datum
 idgen_from_parts(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_named_spec(fcinfo, "idgen_from_parts");
+	const char *name;
+	const IdgenSpec *spec = idgen_named_definition(fcinfo, "idgen_from_parts", &name);
 	Jsonb	   *parts = PG_GETARG_JSONB_P(1);
 	JsonbIterator *it;
 	JsonbValue	v;
@@ -2731,27 +2898,26 @@ static bool
 idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec)
 {
 	bool		isnull;
-	IdgenCounterOptions options;
+	IdgenRegistryRow row;
+	IdgenCounterOptions *options = &row.options;
 	Datum		d;
-	char	   *rname = SPI_getvalue(tup, desc, 1);
 
+	row.name = SPI_getvalue(tup, desc, 1);
+	row.layout_text = SPI_getvalue(tup, desc, 2);
+	row.epoch = idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)));
+	row.unit = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
 	d = SPI_getbinval(tup, desc, 5, &isnull);
-	options.prefetch = isnull ? 0 : DatumGetInt32(d);
+	options->prefetch = isnull ? 0 : DatumGetInt32(d);
 	d = SPI_getbinval(tup, desc, 6, &isnull);
-	options.refill = isnull ? 0 : DatumGetInt32(d);
+	options->refill = isnull ? 0 : DatumGetInt32(d);
 	d = SPI_getbinval(tup, desc, 7, &isnull);
-	options.stripes = isnull ? 0 : DatumGetInt32(d);
-	options.owned = SPI_getvalue(tup, desc, 8);
+	options->stripes = isnull ? 0 : DatumGetInt32(d);
+	options->owned = SPI_getvalue(tup, desc, 8);
 	d = SPI_getbinval(tup, desc, 9, &isnull);
-	options.segment = isnull ? 0 : DatumGetInt64(d);
+	options->segment = isnull ? 0 : DatumGetInt64(d);
 	d = SPI_getbinval(tup, desc, 10, &isnull);
-	options.start = isnull ? 0 : DatumGetInt64(d);
-	if (!idgen_registry_parse(rname, SPI_getvalue(tup, desc, 2), &options, spec))
-		return false;
-	idgen_spec_set_clock(spec,
-						 idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull))),
-						 DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull)));
-	return true;
+	options->start = isnull ? 0 : DatumGetInt64(d);
+	return idgen_registry_row_spec(&row, spec);
 }
 
 /*

@@ -1,5 +1,6 @@
 # On a physical standby every entry point that issues IDs or changes
-# server-wide state refuses with 25006, and decoding by layout works.
+# server-wide state refuses with 25006; decoding by layout works, and so
+# does decoding by name in idgen.database, from the replicated definitions.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -22,9 +23,23 @@ $primary->safe_psql('postgres', q{
 	SELECT idgen_create_generator('timed', 'time:41 tag:3=3 node:10 seq:9');
 	SELECT idgen_create_generator('count', 'zone:4=5 seq:27');
 	SELECT idgen_create_generator('sharded', 'time:40 shard:4 seq:19', epoch => '2022-06-01+00');
+	SELECT idgen_create_generator('odd', 'half:1=1 seq:30', stripes => 2, owned => '1');
+	SELECT idgen_create_generator('gone', 'time:41 tag:3=6 node:10 seq:9', unit => '10 ms');
 	SELECT idgen_grant_generator('timed', 'app');
 	SELECT idgen_next('timed'), idgen_next('count'), idgen_next('sharded', 1), snowflake_id(), instagram_id(3);
+	CREATE DATABASE other;
 });
+$primary->safe_psql('other', 'CREATE EXTENSION idgen');
+# IDs of each generator, several calls apart
+my %ids;
+for my $gen ('timed', 'count', 'odd', 'gone')
+{
+	$ids{$gen} = [ split /\n/, $primary->safe_psql('postgres',
+		qq{SELECT idgen_next('$gen') FROM generate_series(1, 3) UNION ALL SELECT idgen_next('$gen')}) ];
+}
+$ids{sharded} = [ split /\n/, $primary->safe_psql('postgres',
+	q{SELECT unnest(idgen_next_batch('sharded', 2, 5)) UNION ALL SELECT idgen_next('sharded', 11)}) ];
+$primary->safe_psql('postgres', q{SELECT idgen_drop_generator('gone', true)});
 my $id = $primary->safe_psql('postgres', 'SELECT snowflake_id()');
 my $ig3 = $primary->safe_psql('postgres', 'SELECT instagram_id(3)');
 
@@ -47,11 +62,79 @@ for my $call (
 	like(error_of($standby, "SELECT $call"), qr/^25006: /, "on a standby, $call refuses with 25006");
 }
 
-# decoding by name needs the definitions, which the keeper loads, and it
-# does not run on a standby
+# The output of SQL on the standby, or its error, as one string to compare.
+sub on_standby
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) = $standby->psql('postgres', $sql);
+	return $ret == 0 ? $out : "error: $err";
+}
+
+# Decoding by name reads the definition the primary replicated, and agrees
+# with the primary: time and counter layouts, constants, shards, stripes.
+# A role without any grant may decode, as on the primary.
+for my $gen ('timed', 'count', 'odd', 'sharded')
+{
+	for my $gid (@{ $ids{$gen} })
+	{
+		my $sql = qq{SELECT idgen_decode('$gen', $gid),
+			CASE WHEN idgen_decode('$gen', $gid) ? 'time' THEN idgen_time('$gen', $gid) END,
+			idgen_from_parts('$gen', idgen_decode('$gen', $gid)) = $gid};
+		my $want = $primary->safe_psql('postgres', $sql);
+		like($want, qr/^\{.*\}\|.*\|t$/, "the primary decodes $gen ID $gid");
+		is(on_standby($sql), $want,
+			"the standby decodes $gen ID $gid as the primary does");
+	}
+}
+is(on_standby(qq{SET ROLE app;
+	SELECT (idgen_decode('count', $ids{count}[0]) ->> 'zone')::int,
+	       idgen_time('timed', $ids{timed}[0]) = idgen_time('timed', $ids{timed}[0])}),
+	'5|t', 'a role with no grant decodes by name on the standby');
+
+like(error_of($standby, "SELECT idgen_decode('nosuch', $id)"),
+	qr/^42704: generator "nosuch" does not exist/,
+	'on a standby, an unknown name is 42704');
+like(error_of($standby, "SELECT idgen_time('gone', $ids{gone}[0])"),
+	qr/^42704: generator "gone" does not exist/,
+	'on a standby, a dropped generator does not decode (42704)');
+like(error_of($standby, "SELECT idgen_time('count', $ids{count}[0])"),
+	qr/^22023: generator "count" has no time field/,
+	'on a standby, idgen_time() of a counter is 22023, as on the primary');
+like(error_of($standby, "SELECT idgen_decode('timed', $id)", 'other'),
+	qr/^25006: named generators are decoded only in database "postgres" during recovery/,
+	'on a standby, decoding by name outside idgen.database refuses with 25006, saying where');
+like(error_of($standby, "SELECT idgen_from_time('timed', now())"),
+	qr/^25006: /, 'on a standby, idgen_from_time() (it embeds the node id) refuses with 25006');
+
+# a generator created after the standby started decodes there once replayed
+$primary->safe_psql('postgres',
+	q{SELECT idgen_create_generator('later', 'time:41 tag:3=2 node:10 seq:9', unit => '2 ms')});
+my $later = $primary->safe_psql('postgres', q{SELECT idgen_next('later')});
+my $later_want = $primary->safe_psql('postgres', qq{SELECT idgen_decode('later', $later)});
+ok($standby->poll_query_until('postgres',
+		qq{SELECT idgen_decode('later', $later) = '$later_want'::jsonb}),
+	'a generator created on the primary decodes on the standby once replayed');
+is(on_standby(qq{SELECT idgen_time('later', $later)}),
+	$primary->safe_psql('postgres', qq{SELECT idgen_time('later', $later)}),
+	'and its time agrees with the primary');
+# generation by it still refuses
+like(error_of($standby, "SELECT idgen_next('later')"), qr/^25006: /,
+	'on a standby, idgen_next() of a replayed generator refuses with 25006');
+
+# The standby trusts the table as the keeper does: owned by a superuser,
+# its columns unaltered (a superuser's mistake on the primary reaches the
+# standby too).  Last, since the primary's keeper refuses it as well.
+$primary->safe_psql('postgres', 'ALTER TABLE idgen_generator OWNER TO app');
+$primary->wait_for_catchup($standby);
 like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
-	qr/^25006: named generators are not available during recovery/,
-	'on a standby, decoding by name refuses with 25006, saying why');
+	qr/^42501: idgen's "idgen_generator" in database "postgres" is not a logged table owned by a superuser/,
+	'on a standby, a definition table a non-superuser owns is not read (42501)');
+$primary->safe_psql('postgres', q{ALTER TABLE idgen_generator OWNER TO CURRENT_USER;
+	ALTER TABLE idgen_generator ADD COLUMN note text});
+$primary->wait_for_catchup($standby);
+like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
+	qr/^55000: idgen's table idgen_generator in database "postgres" has been altered/,
+	'on a standby, an altered definition table is not read (55000)');
 
 # decoding by layout reads no server state
 is($standby->safe_psql('postgres', qq{
