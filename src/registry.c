@@ -1349,9 +1349,9 @@ idgen_registry_load_grants(Oid relid)
  * found and checked as the keeper finds and checks it (by OID through the
  * extension, owned by superusers, its columns unaltered), and its row read
  * and parsed as the keeper reads and parses it.  42704 for a name with no
- * row, a dropped one, or one that no longer parses.  (On a primary a
- * dropped generator's slot still decodes: here its row's
- * dropped mark is all there is to go by, and it is taken as the drop.)
+ * row, or one that no longer parses.  A dropped generator keeps its row,
+ * marked, and decodes as its slot does on the primary: the IDs it issued
+ * are still in tables.
  *
  * The table is read on every call, with no cache in shared memory or in the
  * call site: it is small, a standby issues nothing, and every call sees the
@@ -1401,11 +1401,10 @@ idgen_registry_read_definition(const char *name, IdgenSpec *spec)
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
 
-	if (!found || row.dropped || !idgen_registry_row_spec(&row, spec))
+	if (!found || !idgen_registry_row_spec(&row, spec))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("generator \"%s\" does not exist", name),
-				 found && row.dropped ? errdetail("It was dropped.") : 0));
+				 errmsg("generator \"%s\" does not exist", name)));
 }
 
 /* ---- the backends' side ---- */
