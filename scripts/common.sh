@@ -47,9 +47,11 @@ check_pg_versions() {
 }
 
 # Install from Debian's packages whatever of these is missing (PostgreSQL
-# itself comes through scripts/pg.sh).
+# itself comes through scripts/pg.sh).  postgresql-common creates the
+# postgres user the servers run as, which a run of PostgreSQL 17 or 18
+# alone (built from source) would otherwise lack on a fresh machine.
 install_packages() {
-	local want="build-essential libcurl4-openssl-dev libipc-run-perl faketime libfaketime $*"
+	local want="build-essential libcurl4-openssl-dev libipc-run-perl faketime libfaketime postgresql-common $*"
 	local missing=""
 	for p in $want; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
