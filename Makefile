@@ -16,6 +16,8 @@ OBJS = \
 	src/uuid.o \
 	src/layout.o \
 	src/registry.o \
+	src/named.o \
+	src/definitions.o \
 	src/counter.o \
 	src/codec.o \
 	src/lease.o \
@@ -56,3 +58,4 @@ include $(PGXS)
 $(OBJS): src/idgen.h src/compat.h
 src/etcd.o src/lease.o: src/etcd.h
 src/keeper.o src/storage.o: src/storage.h
+src/registry.o src/named.o src/definitions.o: src/registry.h

@@ -1,0 +1,974 @@
+/*-------------------------------------------------------------------------
+ *
+ * definitions.c
+ *	  Named generators' definitions: create, drop, grant, revoke, the view.
+ *
+ * idgen_create_generator(), idgen_drop_generator(),
+ * idgen_grant_generator() and idgen_revoke_generator() write the rows of
+ * idgen_generator and idgen_generator_grant in idgen.database, refusing a
+ * definition that could issue the same IDs as another (under a table lock
+ * held to commit).  Their transaction callbacks apply a drop or
+ * re-creation to the slot at commit and ask the keeper to load; the same
+ * callbacks wait, before commit, for the counter values the backend took
+ * ahead (named.c's pending list).  idgen_generators_info() is the view of
+ * the slots.
+ *
+ * Uses the slots through registry.h (registry.c) and the pending list of
+ * named.c; the keeper installs what these functions commit.
+ *
+ * IDENTIFICATION
+ *	  src/definitions.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "access/heapam.h"
+#include "access/xact.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "common/pg_prng.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "nodes/primnodes.h"
+#include "storage/fd.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/shmem.h"
+#include "tcop/pquery.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "idgen.h"
+#include "storage.h"
+#include "registry.h"
+
+/* ---- definitions ---- */
+
+/*
+ * A drop or re-creation takes effect in shared memory when its transaction
+ * commits, at once, rather than at the keeper's next look: "dropped" must
+ * mean that no session issues from it any more.
+ */
+typedef struct IdgenPendingState
+{
+	char		name[NAMEDATALEN];
+	IdgenSlotState state;
+	bool		apply;			/* set the slot's state at commit; false for
+								 * a new row, which only the keeper installs */
+	SubTransactionId subid;
+} IdgenPendingState;
+
+static List *pending_states = NIL;
+static bool pending_callback_registered = false;
+static bool load_at_commit = false;	/* grants changed: the keeper loads */
+
+static void
+idgen_registry_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	/* counter values taken beyond the reservation must be durable first */
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+		event == XACT_EVENT_PRE_PREPARE)
+	{
+		counter_committing = true;
+		if (counter_pending_n > 0)
+			idgen_counter_pending_wait(true);
+	}
+	/* a rollback keeps what is pending, but doomed (see IdgenCounterPending) */
+	if (event == XACT_EVENT_ABORT && ActivePortal == NULL && counter_pending_n > 0)
+		idgen_counter_pending_forget_doomed();
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PREPARE)
+		counter_committing = false;
+
+	if (event == XACT_EVENT_COMMIT)
+	{
+		foreach(lc, pending_states)
+		{
+			IdgenPendingState *p = lfirst(lc);
+			int			i;
+
+			if (!p->apply)
+				continue;
+			i = idgen_registry_find(p->name);
+			if (i >= 0 &&
+				pg_atomic_read_u32(&registry_slots[i].state) != IDGEN_SLOT_REFUSED)
+			{
+				registry_slots[i].state_changed_ms = idgen_clock_monotonic_ms();
+				pg_write_barrier();		/* the stamp before the state */
+				idgen_slot_set_state(i, p->state, NULL);
+			}
+		}
+	}
+
+	/*
+	 * A definition or grant committed: the keeper loads at once, without
+	 * waiting for its interval between the loads that lookups ask for.
+	 */
+	if (event == XACT_EVENT_COMMIT && (load_at_commit || pending_states != NIL))
+	{
+		Latch	   *latch = idgen_keeper_latch();
+
+		pg_atomic_fetch_add_u64(&registry->changes, 1);
+		pg_atomic_fetch_add_u64(&registry->load_requests, 1);
+		if (latch != NULL)
+			SetLatch(latch);
+	}
+
+	/*
+	 * A prepared transaction may commit in another session or never: the
+	 * keeper's next load applies it then, as for any other session.
+	 */
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE)
+	{
+		list_free_deep(pending_states);
+		pending_states = NIL;
+		load_at_commit = false;
+	}
+}
+
+/* A rolled-back subtransaction takes its drops and re-creations with it. */
+static void
+idgen_registry_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								SubTransactionId parentSubid, void *arg)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending_states)
+	{
+		IdgenPendingState *p = lfirst(lc);
+
+		if (p->subid != mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+			p->subid = parentSubid;
+		else if (event == SUBXACT_EVENT_ABORT_SUB)
+		{
+			pending_states = foreach_delete_current(pending_states, lc);
+			pfree(p);
+		}
+	}
+}
+
+/*
+ * A name this transaction created or re-created is usable once it commits:
+ * no load can see it before, so say so rather than wait for one (55000).
+ */
+void
+idgen_registry_require_committed(const char *name)
+{
+	ListCell   *lc;
+	IdgenPendingState *last = NULL;
+
+	/* the last of the transaction's creations and drops of the name counts */
+	foreach(lc, pending_states)
+	{
+		IdgenPendingState *p = lfirst(lc);
+
+		if (strcmp(p->name, name) == 0)
+			last = p;
+	}
+	if (last != NULL && last->state == IDGEN_SLOT_ACTIVE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("generator \"%s\" is not usable before the transaction that creates it commits", name),
+				 errdetail("Every database learns of a definition from the keeper, which sees only committed ones."),
+				 errhint("Commit the transaction that calls idgen_create_generator(), then use the generator.")));
+}
+
+void
+idgen_registry_register_callbacks(void)
+{
+	if (!pending_callback_registered)
+	{
+		RegisterXactCallback(idgen_registry_xact_callback, NULL);
+		RegisterSubXactCallback(idgen_registry_subxact_callback, NULL);
+		pending_callback_registered = true;
+	}
+}
+
+static void
+idgen_registry_at_commit(const char *name, IdgenSlotState state, bool apply)
+{
+	IdgenPendingState *p;
+	MemoryContext oldcxt;
+
+	if (registry == NULL)
+		return;
+	idgen_registry_register_callbacks();
+	/* the list outlives the caller's contexts (SPI's among them) */
+	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	p = palloc(sizeof(IdgenPendingState));
+	strlcpy(p->name, name, sizeof(p->name));
+	p->state = state;
+	p->apply = apply;
+	p->subid = GetCurrentSubTransactionId();
+	pending_states = lappend(pending_states, p);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/* Named generators are defined in idgen.database only (55000). */
+static void
+idgen_require_control_database(const char *funcname)
+{
+	char	   *here = get_database_name(MyDatabaseId);
+
+	if (here == NULL || strcmp(here, idgen_database) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("named generators are defined in database \"%s\"", idgen_database),
+				 errdetail("This is database \"%s\".", here ? here : "?"),
+				 errhint("Connect to database \"%s\" (\"idgen.database\") and call %s() there; the generator is then usable in every database.",
+						 idgen_database, funcname)));
+}
+
+/*
+ * The schema-qualified name of idgen_generator, in a schema only
+ * superusers control (the caller is a superuser in idgen.database).
+ */
+static char *
+idgen_registry_table(void)
+{
+	Oid			nsp = idgen_extension_schema();
+
+	if (!idgen_schema_trusted(nsp))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("extension idgen is in a schema that is not a superuser's"),
+				 errhint("Move it with ALTER EXTENSION idgen SET SCHEMA.")));
+	return psprintf("%s.idgen_generator",
+					quote_identifier(get_namespace_name(nsp)));
+}
+
+/* The OID of idgen_generator, in the schema idgen_registry_table() checks. */
+static Oid
+idgen_registry_relid(void)
+{
+	Oid			relid;
+
+	(void) idgen_registry_table();
+	relid = get_relname_relid("idgen_generator", idgen_extension_schema());
+	if (!OidIsValid(relid))
+		elog(ERROR, "table idgen_generator of extension idgen not found");
+	return relid;
+}
+
+/* "<schema>.idgen", to which table names are appended */
+static char *
+idgen_registry_schema_prefix(void)
+{
+	char	   *table = idgen_registry_table();
+
+	table[strlen(table) - strlen("_generator")] = '\0';
+	return table;
+}
+
+static void
+idgen_check_generator_name(const char *name)
+{
+	int			len = strlen(name);
+
+	if (len == 0 || len >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid generator name \"%s\"", name),
+				 errdetail("A name has 1 to %d characters.", NAMEDATALEN - 1)));
+	for (int i = 0; i < len; i++)
+		if (!(islower((unsigned char) name[i]) || name[i] == '_' ||
+			  (i > 0 && isdigit((unsigned char) name[i]))))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid generator name \"%s\"", name),
+					 errdetail("A name is a lower-case identifier: letters, digits and underscores.")));
+}
+
+/* A fixed generator's layout as a spec, under idgen.epoch and 1 ms. */
+static void
+idgen_fixed_spec(const char *layout, IdgenSpec *spec)
+{
+	bool		epoch_given;
+	bool		unit_given;
+
+	idgen_parse_layout(layout, spec, &epoch_given, &unit_given);
+	idgen_spec_set_clock(spec, idgen_epoch_unix_ms, 1);
+}
+
+/*
+ * Could definitions a and b, both on this server, issue the same ID?  For
+ * a counter b that has stopped for good (dropped), b_below bounds the seq
+ * values it handed out; PG_UINT64_MAX otherwise.
+ */
+static bool
+idgen_specs_collide(const IdgenSpec *a, const IdgenSpec *b, uint64 b_below)
+{
+	if (a->time_field >= 0 && b->time_field >= 0)
+		return idgen_spec_time_overlap(a, b, idgen_current_node_id());
+	if (a->time_field < 0 && b->time_field < 0)
+		return idgen_spec_counter_overlap(a, b, idgen_current_node_id(), b_below);
+	return false;
+}
+
+/*
+ * The bound of the seq values a dropped counter handed out on this
+ * server, from its reservation (local values below it may have been
+ * handed out), or PG_UINT64_MAX while it may still hand out more: its
+ * slot still runs (a drop not yet committed), or its reservation is not
+ * known.
+ */
+static uint64
+idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
+							bool reserved_known, uint64 reserved)
+{
+	int			i = registry != NULL ? idgen_registry_find(name) : -1;
+
+	if (spec->time_field >= 0)
+		return PG_UINT64_MAX;
+	if (i >= 0)
+	{
+		IdgenNamedSlot *slot = &registry_slots[i];
+
+		if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_DROPPED)
+			return PG_UINT64_MAX;
+
+		/*
+		 * Switched off under its lock, so every value it handed out was
+		 * within the reservation of that moment, which we read after, and
+		 * below its next value, which a floor (a lease record, the data
+		 * directory's file) may have raised above its row.
+		 */
+		for (int s = 0; s < idgen_slot_ngenerators(i); s++)
+		{
+			IdgenGenerator *gen = idgen_slot_generator(i, s);
+			bool		owned;
+			uint64		next;
+
+			SpinLockAcquire(&gen->mutex);
+			owned = gen->owned;
+			next = gen->last;
+			SpinLockRelease(&gen->mutex);
+			if (owned)
+				return PG_UINT64_MAX;
+			reserved = Max(reserved, next);
+		}
+		if (slot->state_loaded)
+		{
+			reserved = Max(reserved, pg_atomic_read_u64(&slot->counter_reserved));
+			reserved_known = true;
+		}
+	}
+	if (!reserved_known || reserved >= (uint64) spec->tick_limit)
+		return PG_UINT64_MAX;
+	return idgen_counter_value(&spec->counter, reserved);
+}
+
+/* the columns idgen_row_spec() reads, in this order */
+#define IDGEN_ROW_SPEC_COLUMNS \
+	"name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment, start"
+
+/*
+ * The definition in an SPI row of IDGEN_ROW_SPEC_COLUMNS (and possibly
+ * more columns after them).  False, after a LOG line, for a row that no
+ * longer parses.
+ */
+static bool
+idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec)
+{
+	bool		isnull;
+	IdgenRegistryRow row;
+	IdgenCounterOptions *options = &row.options;
+	Datum		d;
+
+	row.name = SPI_getvalue(tup, desc, 1);
+	row.layout_text = SPI_getvalue(tup, desc, 2);
+	row.epoch = idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)));
+	row.unit = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
+	d = SPI_getbinval(tup, desc, 5, &isnull);
+	options->prefetch = isnull ? 0 : DatumGetInt32(d);
+	d = SPI_getbinval(tup, desc, 6, &isnull);
+	options->refill = isnull ? 0 : DatumGetInt32(d);
+	d = SPI_getbinval(tup, desc, 7, &isnull);
+	options->stripes = isnull ? 0 : DatumGetInt32(d);
+	options->owned = SPI_getvalue(tup, desc, 8);
+	d = SPI_getbinval(tup, desc, 9, &isnull);
+	options->segment = isnull ? 0 : DatumGetInt64(d);
+	d = SPI_getbinval(tup, desc, 10, &isnull);
+	options->start = isnull ? 0 : DatumGetInt64(d);
+	return idgen_registry_row_spec(&row, spec);
+}
+
+/*
+ * Refuse a definition that could issue an ID that snowflake_id(),
+ * instagram_id() or another named generator, dropped or not, may issue on
+ * this server (42710).  Time layouts are compared by what their bits mean
+ * (idgen_spec_time_overlap), counters by their signature.
+ *
+ * Every definition that can commit before ours is seen: the caller holds
+ * idgen_generator locked against other creations until its transaction
+ * ends, and the rows are read with a snapshot taken after that lock (the
+ * statement's own snapshot, or a repeatable-read transaction's, may
+ * predate a creation that committed while we waited).  Caller is
+ * connected to SPI.
+ */
+/*
+ * The first of snowflake_id(), instagram_id() and the first nslots slots
+ * (other than the name's own) that could issue an ID spec may issue, as
+ * a phrase for a message; NULL if none.  Active and dropped slots count,
+ * also those whose rows went with a dropped extension: their IDs exist.
+ * A dropped counter counts up to its reservation.  When the keeper
+ * installs definitions (at_install), a dropped counter's reservation is
+ * not loaded yet: it is left out, as its creation and any re-creation
+ * compared it under the creation lock.
+ */
+const char *
+idgen_collides_with(const char *name, const IdgenSpec *spec, bool at_install,
+					uint32 nslots)
+{
+	IdgenSpec  *fixed = palloc(sizeof(IdgenSpec));
+
+	idgen_fixed_spec("time:41 node:10 seq:12", fixed);
+	if (idgen_specs_collide(spec, fixed, PG_UINT64_MAX))
+		return "snowflake_id()";
+	idgen_fixed_spec("time:41 shard:13 seq:10", fixed);
+	if (idgen_specs_collide(spec, fixed, PG_UINT64_MAX))
+		return "instagram_id()";
+	for (uint32 i = 0; i < nslots; i++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[i];
+		uint32		state = pg_atomic_read_u32(&slot->state);
+		uint64		below = PG_UINT64_MAX;
+
+		if (strcmp(slot->name, name) == 0 || state == IDGEN_SLOT_REFUSED)
+			continue;
+		if (state == IDGEN_SLOT_DROPPED && slot->spec.time_field < 0)
+		{
+			if (at_install && !slot->state_loaded)
+				continue;
+			below = idgen_dropped_counter_below(&slot->spec, slot->name, false, 0);
+		}
+		if (idgen_specs_collide(spec, &slot->spec, below))
+			return psprintf("generator \"%s\"", slot->name);
+	}
+	return NULL;
+}
+
+static void
+idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table)
+{
+	const char *other;
+	SPIPlanPtr	plan;
+
+	other = idgen_collides_with(name, spec, false,
+								registry != NULL ? pg_atomic_read_u32(&registry->nslots) : 0);
+
+	/* with each dropped counter's durable reservation */
+	plan = SPI_prepare(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS ", dropped IS NOT NULL,"
+								" (SELECT s.reserved FROM %s_counter_state s"
+								" WHERE s.name OPERATOR(pg_catalog.=) g.name)"
+								" FROM %s g",
+								idgen_registry_schema_prefix(), table),
+					   0, NULL);
+	if (plan == NULL ||
+		SPI_execute_snapshot(plan, NULL, NULL, GetLatestSnapshot(),
+							 InvalidSnapshot, false, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen_generator");
+	for (uint64 r = 0; r < SPI_processed && other == NULL; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		char	   *rname = SPI_getvalue(tup, SPI_tuptable->tupdesc, 1);
+		IdgenSpec  *rspec = palloc(sizeof(IdgenSpec));
+
+		bool		isnull;
+		bool		dropped;
+		Datum		reserved;
+		uint64		below = PG_UINT64_MAX;
+
+		if (strcmp(rname, name) == 0 ||
+			!idgen_row_spec(tup, SPI_tuptable->tupdesc, rspec))
+			continue;
+		dropped = DatumGetBool(SPI_getbinval(tup, SPI_tuptable->tupdesc, 11, &isnull));
+		reserved = SPI_getbinval(tup, SPI_tuptable->tupdesc, 12, &isnull);
+		if (dropped)
+			below = idgen_dropped_counter_below(rspec, rname, !isnull,
+												isnull ? 0 : (uint64) DatumGetInt64(reserved));
+		if (idgen_specs_collide(spec, rspec, below))
+			other = psprintf("generator \"%s\"", rname);
+	}
+	if (other != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("generator \"%s\" would issue the same IDs as %s", name, other),
+				 errdetail("Both count the same ticks (or values) in the same bits, and no bit that both fix on this server tells their IDs apart."),
+				 spec->time_field < 0 ?
+				 errhint("Use %s itself, or change the layout or a constant field.  A counter that replaces a dropped one can begin at its \"counter_bound\" (\"start\").", other) :
+				 errhint("Use %s itself, or change the epoch, the layout or a constant field.", other)));
+}
+
+/*
+ * idgen_create_generator(name, layout, epoch DEFAULT NULL, unit DEFAULT
+ * NULL): define a named generator.  A preset brings its epoch and unit
+ * unless given; fields take idgen.epoch and 1 ms.  Superuser, in
+ * idgen.database.
+ */
+PG_FUNCTION_INFO_V1(idgen_create_generator);
+Datum
+idgen_create_generator(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	char	   *layout_text;
+	IdgenSpec	spec;
+	bool		epoch_given;
+	bool		unit_given;
+	int64		epoch;
+	int32		unit;
+	bool		fits;
+	char	   *table;
+	char	   *canonical;
+	Oid			argtypes[10] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID,
+	INT4OID, INT4OID, INT4OID, TEXTOID, INT8OID, INT8OID};
+	Datum		values[10];
+	char		nulls[11] = "          ";
+	int			ret;
+	int32		prefetch = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4);
+	int32		refill = PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5);
+	int32		stripes = PG_ARGISNULL(6) ? 0 : PG_GETARG_INT32(6);
+	char	   *owned = PG_ARGISNULL(7) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(7));
+	int64		segment = PG_ARGISNULL(8) ? 0 : PG_GETARG_INT64(8);
+	int64		start = PG_ARGISNULL(9) ? 0 : PG_GETARG_INT64(9);
+
+	idgen_require_superuser("idgen_create_generator");
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("name and layout must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	layout_text = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	idgen_require_control_database("idgen_create_generator");
+	idgen_refuse_in_recovery("idgen_create_generator");
+	idgen_check_generator_name(name);
+
+	idgen_parse_layout(layout_text, &spec, &epoch_given, &unit_given);
+	epoch = epoch_given ? spec.epoch_unix_ms : idgen_epoch_unix_ms;
+	unit = unit_given ? spec.unit_ms : 1;
+	if (!PG_ARGISNULL(2))
+		epoch = idgen_epoch_to_unix_ms(PG_GETARG_TIMESTAMPTZ(2));
+	if (!PG_ARGISNULL(3))
+		unit = idgen_interval_to_unit_ms(PG_GETARG_INTERVAL_P(3));
+	idgen_spec_set_clock(&spec, epoch, unit);
+	if ((!PG_ARGISNULL(4) && prefetch == 0) || (!PG_ARGISNULL(6) && stripes == 0) ||
+		(!PG_ARGISNULL(8) && segment == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid counter options"),
+				 errdetail("\"prefetch\", \"stripes\" and \"segment\" are at least 1.")));
+	idgen_parse_counter_options(&spec, prefetch, refill, stripes, owned, segment,
+								start);
+
+	if (epoch > idgen_clock_unix_ms())
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("the epoch of generator \"%s\" is in the future", name),
+				 errdetail("IDs count ticks since the epoch.")));
+	if (spec.time_field >= 0 &&
+		idgen_floor_div(idgen_clock_unix_ms() - epoch, unit) >= spec.tick_limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("the time field of generator \"%s\" has run out already", name),
+				 errdetail("%d bits of %d ms ticks since the epoch end before now.",
+						   spec.fields[spec.time_field].bits, unit)));
+	if (spec.node_bits > 0)
+	{
+		int32		node_id = idgen_current_node_id();
+
+		if (node_id < 0)
+			idgen_report_no_node("idgen_create_generator");
+		(void) idgen_spec_node_value(&spec, node_id, &fits);
+		if (!fits)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("\"idgen.node_id\" (%d) does not fit the layout's %d node bits",
+							node_id, spec.node_bits),
+					 errhint("Widen the node fields, or give this server a smaller node id.")));
+	}
+
+	canonical = idgen_spec_text(&spec);
+	table = idgen_registry_table();
+
+	/*
+	 * One creation at a time, to the end of its transaction: the check for
+	 * definitions that would issue the same IDs must see every one that can
+	 * commit (idgen_refuse_same_ids).  The lock is self-conflicting but
+	 * lets readers, the keeper's loads included, go on.
+	 */
+	LockRelationOid(idgen_registry_relid(), ShareRowExclusiveLock);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* the row as it would be stored */
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(canonical);
+	values[2] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(epoch));
+	values[3] = Int32GetDatum(unit);
+	if (spec.time_field < 0)
+	{
+		values[4] = Int32GetDatum(spec.counter.prefetch);
+		values[5] = Int32GetDatum(spec.counter.refill);
+		values[6] = Int32GetDatum(spec.counter.stripes);
+		values[7] = CStringGetTextDatum(idgen_counter_options_text(&spec));
+		values[8] = Int64GetDatum(spec.counter.segment);
+		values[9] = Int64GetDatum((int64) spec.counter.start);
+	}
+	else
+		memset(nulls + 4, 'n', 6);
+
+	/* a name is never reused for another definition; re-creating un-drops */
+	ret = SPI_execute_with_args(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS ", dropped IS NOT NULL"
+										 " FROM %s WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+										 table),
+								1, argtypes, values, NULL, false, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen_generator");
+	if (SPI_processed > 0)
+	{
+		bool		isnull;
+		IdgenSpec  *had = palloc(sizeof(IdgenSpec));
+		bool		same = idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, had) &&
+			idgen_spec_same(had, &spec);
+		bool		dropped = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 11, &isnull));
+
+		if (!same)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
+					 errdetail("A name is never reused for another definition, dropped or not: its IDs may still exist."),
+					 errhint("Choose another name.")));
+		if (!dropped)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("generator \"%s\" already exists", name)));
+		/* others created since it was dropped may begin above its values */
+		idgen_refuse_same_ids(name, &spec, table);
+		if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = NULL WHERE name OPERATOR(pg_catalog.=) $1", table),
+								  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not update idgen_generator");
+		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, true);
+	}
+	else
+	{
+		int			slot = registry != NULL ? idgen_registry_find(name) : -1;
+
+		/*
+		 * No row, but this server still runs the name: its row went with a
+		 * dropped extension.  IDs of that definition may exist.
+		 */
+		if (slot >= 0 && !idgen_spec_same(&registry_slots[slot].spec, &spec))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
+					 errdetail("This server still runs that definition, whose row was dropped with the extension since; a name is never reused for another definition."),
+					 errhint("Choose another name.")));
+		idgen_refuse_same_ids(name, &spec, table);
+		if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment, start) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", table),
+								  10, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not insert into idgen_generator");
+		/*
+		 * A slot of the name left from before the extension was re-created
+		 * runs this very definition (checked above): switch it on at
+		 * commit, as for a re-creation.  Otherwise only noted, for
+		 * idgen_registry_require_committed(); the keeper installs it.
+		 */
+		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, slot >= 0);
+
+		/*
+		 * A counter starts with its durable state, at its first local
+		 * value (0, or the first at or above "start"): a counter whose row
+		 * is missing later has lost it, and is refused rather than started
+		 * again at 0.
+		 */
+		values[1] = Int64GetDatum((int64) spec.counter.first);
+		argtypes[1] = INT8OID;
+		if (spec.time_field < 0 &&
+			SPI_execute_with_args(psprintf("INSERT INTO %s_counter_state (name, reserved) SELECT $1, $2 WHERE NOT EXISTS (SELECT FROM %s_counter_state WHERE name OPERATOR(pg_catalog.=) $1)",
+										   idgen_registry_schema_prefix(), idgen_registry_schema_prefix()),
+								  2, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not insert into idgen_counter_state");
+	}
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * idgen_drop_generator(name, force DEFAULT false): a generator may have
+ * issued IDs, so this refuses unless forced; then the name stays reserved
+ * for its definition.
+ */
+PG_FUNCTION_INFO_V1(idgen_drop_generator);
+Datum
+idgen_drop_generator(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	bool		force;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+
+	idgen_require_superuser("idgen_drop_generator");
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	force = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
+	idgen_require_control_database("idgen_drop_generator");
+	idgen_refuse_in_recovery("idgen_drop_generator");
+
+	values[0] = CStringGetTextDatum(name);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf("SELECT 1 FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND dropped IS NULL FOR UPDATE",
+									   idgen_registry_table()),
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen_generator");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", name)));
+	if (!force)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("generator \"%s\" may have issued IDs", name),
+				 errdetail("Dropping it stops it everywhere; its name stays reserved for this definition."),
+				 errhint("Call idgen_drop_generator('%s', force => true) to drop it.", name)));
+	if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = pg_catalog.now() WHERE name OPERATOR(pg_catalog.=) $1",
+									   idgen_registry_table()),
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update idgen_generator");
+	/* as DROP does for privileges: a generator created again is granted to no one */
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s_generator_grant WHERE name OPERATOR(pg_catalog.=) $1",
+									   idgen_registry_schema_prefix()),
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not update idgen_generator_grant");
+	idgen_registry_at_commit(name, IDGEN_SLOT_DROPPED, true);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * idgen_grant_generator(name, role) and idgen_revoke_generator(name, role):
+ * who may draw IDs from a named generator, in every database.  role is a
+ * role name or PUBLIC.  Superuser, in idgen.database; the keeper applies
+ * the change right after the commit.
+ */
+static void
+idgen_change_grant(FunctionCallInfo fcinfo, bool grant)
+{
+	const char *funcname = grant ? "idgen_grant_generator" : "idgen_revoke_generator";
+	char	   *name;
+	char	   *role;
+	Oid			roleid = InvalidOid;
+	char	   *prefix;
+	Oid			argtypes[2] = {TEXTOID, OIDOID};
+	Datum		values[2];
+	char		nulls[3] = "  ";
+
+	idgen_require_superuser(funcname);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name and role must not be null"),
+				 errhint("Name a role, or PUBLIC.")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	role = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	idgen_require_control_database(funcname);
+	idgen_refuse_in_recovery(funcname);
+	if (pg_strcasecmp(role, "public") != 0)
+		roleid = get_role_oid(role, false);
+
+	prefix = idgen_registry_schema_prefix();
+	/* one change of a generator's grants at a time (the limit below) */
+	LockRelationOid(idgen_registry_relid(), ShareRowExclusiveLock);
+	values[0] = CStringGetTextDatum(name);
+	values[1] = ObjectIdGetDatum(roleid);
+	if (!OidIsValid(roleid))
+		nulls[1] = 'n';
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf("SELECT FROM %s_generator WHERE name OPERATOR(pg_catalog.=) $1 AND dropped IS NULL",
+									   prefix),
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen_generator");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", name)));
+
+	/* a grant is one row: take the old one out either way */
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s_generator_grant WHERE name OPERATOR(pg_catalog.=) $1"
+									   " AND ((grantee IS NULL AND $2 IS NULL)"
+									   " OR grantee::pg_catalog.oid OPERATOR(pg_catalog.=) $2)",
+									   prefix),
+							  2, argtypes, values, nulls, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not update idgen_generator_grant");
+	if (grant)
+	{
+		if (OidIsValid(roleid) &&
+			SPI_execute_with_args(psprintf("SELECT FROM %s_generator_grant WHERE name OPERATOR(pg_catalog.=) $1 AND grantee IS NOT NULL",
+										   prefix),
+								  1, argtypes, values, NULL, false, 0) == SPI_OK_SELECT &&
+			SPI_processed >= IDGEN_MAX_GRANTEES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("generator \"%s\" is granted to %d roles already", name,
+							IDGEN_MAX_GRANTEES),
+					 errhint("Grant it to a group role, and make the roles members of that.")));
+		if (SPI_execute_with_args(psprintf("INSERT INTO %s_generator_grant (name, grantee) VALUES ($1, $2::pg_catalog.regrole)",
+										   prefix),
+								  2, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not insert into idgen_generator_grant");
+	}
+	SPI_finish();
+	idgen_registry_register_callbacks();
+	load_at_commit = true;
+}
+
+PG_FUNCTION_INFO_V1(idgen_grant_generator);
+Datum
+idgen_grant_generator(PG_FUNCTION_ARGS)
+{
+	idgen_change_grant(fcinfo, true);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(idgen_revoke_generator);
+Datum
+idgen_revoke_generator(PG_FUNCTION_ARGS)
+{
+	idgen_change_grant(fcinfo, false);
+	PG_RETURN_VOID();
+}
+
+/*
+ * idgen_generators_info(): every loaded named generator, its definition
+ * and live state, for the view idgen_generators.  Generators are read
+ * without their locks (a monitoring snapshot, as in idgen_status()).
+ */
+PG_FUNCTION_INFO_V1(idgen_generators_info);
+Datum
+idgen_generators_info(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	uint32		n;
+	int64		now_unix = idgen_clock_unix_ms();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (idgen_shared == NULL)
+		return (Datum) 0;
+	n = pg_atomic_read_u32(&registry->nslots);
+	pg_read_barrier();
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[i];
+		const IdgenSpec *spec = &slot->spec;
+		Datum		values[19];
+		bool		nulls[19] = {0};
+		uint32		state = pg_atomic_read_u32(&slot->state);
+		uint64		issued = 0;
+		uint64		borrowed = 0;
+		uint64		waits = 0;
+		uint64		last = 0;
+		int			seq_bits = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].bits;
+		char		message[sizeof(slot->message)];
+
+		for (int s = 0; s < idgen_slot_ngenerators(i); s++)
+		{
+			volatile IdgenGenerator *gen = idgen_slot_generator(i, s);
+
+			issued += gen->issued;
+			borrowed += gen->borrowed;
+			waits += gen->waits;
+			if (gen->issued > 0)
+				last = Max(last, gen->last);
+		}
+		SpinLockAcquire(&registry->mutex);
+		strlcpy(message, slot->message, sizeof(message));
+		SpinLockRelease(&registry->mutex);
+
+		values[0] = CStringGetTextDatum(slot->name);
+		values[1] = CStringGetTextDatum(idgen_spec_text(spec));
+		values[2] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms));
+		values[3] = Int32GetDatum(spec->unit_ms);
+		values[4] = CStringGetTextDatum(state == IDGEN_SLOT_ACTIVE ? "active" :
+										state == IDGEN_SLOT_DROPPED ? "dropped" : "refused");
+		values[5] = CStringGetTextDatum(message);
+		nulls[5] = message[0] == '\0';
+		values[6] = Int64GetDatum((int64) issued);
+		values[7] = Int64GetDatum((int64) borrowed);
+		values[8] = Int64GetDatum((int64) waits);
+		if (issued > 0)
+		{
+			int64		last_unix = spec->epoch_unix_ms +
+				(int64) (last >> seq_bits) * spec->unit_ms;
+			IdgenLayout layout;
+
+			/* the ID's time; the lead is its moment's (generator.c) */
+			idgen_slot_layout(i, &layout);
+			values[9] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(last_unix));
+			values[10] = Int64GetDatum(Max(idgen_position_unix_ms(&layout, last) - now_unix, 0));
+		}
+		else
+			nulls[9] = nulls[10] = true;
+		values[11] = Int32GetDatum(idgen_slot_ngenerators(i));
+		if (spec->time_field < 0)
+		{
+			/* counters: "last" is the next local value, issued counts them */
+			nulls[9] = nulls[10] = true;
+			if (last > 0)
+				values[12] = Int64GetDatum((int64) idgen_counter_value(&spec->counter, last - 1));
+			else
+				nulls[12] = true;
+			values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->counter_reserved));
+			values[14] = Int32GetDatum(spec->counter.prefetch);
+			values[15] = Int32GetDatum(spec->counter.refill);
+			values[16] = Int32GetDatum(spec->counter.stripes);
+			values[17] = CStringGetTextDatum(idgen_counter_options_text(spec));
+
+			/*
+			 * every value handed out lies below the value of the
+			 * reservation: where a counter that replaces this one begins
+			 */
+			{
+				uint64		reserved = Max(pg_atomic_read_u64(&slot->counter_reserved), last);
+
+				if (reserved < (uint64) spec->tick_limit)
+					values[18] = Int64GetDatum((int64) idgen_counter_value(&spec->counter, reserved));
+				else
+					values[18] = Int64GetDatum((int64) (UINT64CONST(1) << spec->fields[spec->seq_field].bits));
+			}
+		}
+		else
+			for (int c = 12; c < 19; c++)
+				nulls[c] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,1224 @@
+/*-------------------------------------------------------------------------
+ *
+ * named.c
+ *	  Named generators by name: lookup, call sites, issuing and decoding.
+ *
+ * The backends' side of named generators (registry.c holds the slots and
+ * the keeper's load): a name is looked up among the slots, asking the
+ * keeper to load definitions committed since it last looked; a call site
+ * caches its slot, layout and usage check in fn_extra; IDs are issued
+ * through the engine (generator.c), and a counter's values taken beyond
+ * its durable reservation are kept in a backend-local pending list that
+ * the end of the statement, or the commit, waits for (definitions.c holds
+ * the transaction callbacks).  The decoders and builders by name use only
+ * a definition: from its slot, or on a standby from idgen_generator
+ * (idgen_registry_read_definition).
+ *
+ * Uses the slots through registry.h (registry.c) and the transaction
+ * callbacks of definitions.c.  Of the shared state it writes only the
+ * load requests, a counter slot's want and wake words (atomics), and the
+ * generators, through the engine.
+ *
+ * IDENTIFICATION
+ *	  src/named.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "access/heapam.h"
+#include "access/xact.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "common/pg_prng.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "nodes/primnodes.h"
+#include "storage/fd.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/shmem.h"
+#include "tcop/pquery.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "idgen.h"
+#include "storage.h"
+#include "registry.h"
+
+/*
+ * How long a lookup of a name not loaded yet waits for the keeper to load
+ * the definitions: long enough for a keeper busy with a durable commit or an
+ * etcd request, and it ends as soon as a load has answered the request.
+ */
+#define IDGEN_REGISTRY_LOOKUP_WAIT_MS 5000
+
+/* ---- the backends' side ---- */
+
+/* idgen_next() and friends need the preload, and the registry. */
+static void
+idgen_registry_require(const char *funcname)
+{
+	(void) idgen_require_shared(funcname);
+}
+
+/*
+ * The slot of a name, loading definitions committed since the keeper last
+ * looked if need be.  Errors: 42704 for an unknown or dropped name.
+ */
+static int
+idgen_registry_lookup(const char *name, bool allow_dropped)
+{
+	int			i = idgen_registry_find(name);
+
+	if (i < 0)
+	{
+		uint64		request;
+		int64		started = idgen_clock_monotonic_ms();
+		int64		deadline = started + IDGEN_REGISTRY_LOOKUP_WAIT_MS;
+		int64		next_wake = 0;
+		Latch	   *latch;
+
+		if (RecoveryInProgress())
+			ereport(ERROR,
+					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+					 errmsg("named generators are not available during recovery"),
+					 errdetail("The keeper loads their definitions, and it runs only on a primary."),
+					 errhint("Issue IDs on the primary. Decoding by name works here, in database \"%s\".",
+							 idgen_database)));
+		idgen_registry_require_committed(name);
+
+		/*
+		 * A load that serves this request sees every definition whose
+		 * commit this session could have seen before it.  The keeper
+		 * answers such requests together, at most every
+		 * IDGEN_KEEPER_LOOKUP_LOAD_MS (at once after a commit that created
+		 * a generator), so a loop of unknown names waits rather than keeps
+		 * it from its reservations.  The keeper may
+		 * reset its latch in a wait of its own (a lock, a synchronous
+		 * standby) and miss ours: set it again now and then.  A keeper
+		 * that has stopped loading says why after a second (a failed one
+		 * may be restarting); without a load the name is not unknown.
+		 */
+		request = pg_atomic_add_fetch_u64(&registry->load_requests, 1);
+		for (;;)
+		{
+			int64		now = idgen_clock_monotonic_ms();
+
+			if (pg_atomic_read_u64(&registry->loads_served) >= request ||
+				(i = idgen_registry_find(name)) >= 0 ||
+				now >= deadline)
+				break;
+			if (now >= next_wake)
+			{
+				if (now - started >= 1000)
+					idgen_keeper_report_not_loaded(name, false);
+				latch = idgen_keeper_latch();
+				if (latch != NULL)
+					SetLatch(latch);
+				next_wake = now + 50;
+			}
+			CHECK_FOR_INTERRUPTS();
+			pg_usleep(1000L);
+		}
+		/* what the load that served us installed */
+		pg_read_barrier();
+		i = idgen_registry_find(name);
+		if (i < 0 && pg_atomic_read_u64(&registry->loads_served) < request)
+			idgen_keeper_report_not_loaded(name, true);
+	}
+	if (i >= 0 && !allow_dropped &&
+		pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED)
+		idgen_registry_require_committed(name);
+	if (i < 0 ||
+		(!allow_dropped &&
+		 pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", name),
+				 errhint("Create it with idgen_create_generator() in database \"%s\" (\"idgen.database\"); it is then usable in every database.",
+						 idgen_database)));
+	return i;
+}
+
+/* Raise the error of a slot that is switched off. */
+static void
+idgen_report_slot(int i)
+{
+	IdgenNamedSlot *slot = &registry_slots[i];
+	char		message[sizeof(slot->message)];
+
+	if (pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", slot->name),
+				 errdetail("It was dropped.")));
+	SpinLockAcquire(&registry->mutex);
+	strlcpy(message, slot->message, sizeof(message));
+	SpinLockRelease(&registry->mutex);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("generator \"%s\" cannot issue IDs on this server", slot->name),
+			 errdetail("%s.", message),
+			 errhint("A definition never changes once IDs were issued under it: drop it and create one under a new name.")));
+}
+
+/* report_not_owned of every named layout */
+void
+idgen_named_not_owned(IdgenGenerator *gen)
+{
+	uint32		n = pg_atomic_read_u32(&registry->nslots);
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		int			ngen = idgen_slot_ngenerators(i);
+
+		for (int s = 0; s < ngen; s++)
+			if (idgen_slot_generator(i, s) == gen)
+				idgen_report_slot(i);
+	}
+	elog(ERROR, "named generator not found");
+}
+
+/*
+ * What a call of idgen_next() keeps in fn_extra: the name it was last
+ * called with and everything needed to compose an ID, so that the hot path
+ * is the engine and a few shifts.
+ */
+typedef struct IdgenNamedCache
+{
+	bool		constant_name;	/* the name argument is a Const */
+	char		name[NAMEDATALEN];
+	int			namelen;
+	int			slot;
+	IdgenGenerator *gen;		/* the slot's generator; NULL if sharded */
+	IdgenLayout layout;
+	int64		fixed;			/* node and constant bits */
+	int			time_shift;
+	int			seq_shift;
+	int			shard_field;	/* -1 if none */
+	int			shard_shift;
+	int32		max_shard;
+	uint64		random_mask;	/* in place; 0 if none */
+	bool		counter;		/* a counter layout (no time field) */
+	bool		leased;			/* embeds the node id under a lease */
+	Oid			usage_user;		/* the user last allowed to draw here */
+	uint32		usage_version;	/* the slot's acl_version then */
+	uint32		usage_roles;	/* idgen_roles_changed then */
+} IdgenNamedCache;
+
+/*
+ * Is the name argument of this call site a constant?  Then it cannot
+ * change for the life of the FmgrInfo, and once resolved it need not be
+ * looked at again.  Only a Const counts: an external Param, which
+ * get_fn_expr_arg_stable() also accepts, is re-bound between evaluations
+ * of one expression state by PL/pgSQL's simple expressions.
+ */
+static bool
+idgen_name_is_constant(FmgrInfo *flinfo)
+{
+	List	   *args;
+
+	if (flinfo->fn_expr == NULL || !IsA(flinfo->fn_expr, FuncExpr))
+		return false;
+	args = ((FuncExpr *) flinfo->fn_expr)->args;
+	return args != NIL && IsA(linitial(args), Const);
+}
+
+/*
+ * Resolve the name argument (argument 0) of a call into its cache entry:
+ * the slot, loading definitions committed since the keeper last looked if
+ * need be (42704 for an unknown or, unless allow_dropped, dropped name).
+ */
+static pg_noinline IdgenNamedCache *
+idgen_named_cache_lookup(FunctionCallInfo fcinfo, bool allow_dropped)
+{
+	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
+	text	   *name;
+	int			len;
+	const IdgenSpec *spec;
+	char	   *cname;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name must not be null")));
+	name = PG_GETARG_TEXT_PP(0);
+	len = VARSIZE_ANY_EXHDR(name);
+	if (cache != NULL && cache->namelen == len &&
+		memcmp(cache->name, VARDATA_ANY(name), len) == 0)
+		return cache;
+
+	cname = text_to_cstring(name);
+	if (len >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", cname)));
+	if (cache == NULL)
+		cache = fcinfo->flinfo->fn_extra =
+			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(IdgenNamedCache));
+	cache->constant_name = false;	/* invalid until complete */
+	cache->namelen = -1;
+	cache->usage_user = InvalidOid;
+	cache->slot = idgen_registry_lookup(cname, allow_dropped);
+	spec = &registry_slots[cache->slot].spec;
+	idgen_slot_layout(cache->slot, &cache->layout);
+	cache->gen = spec->shard_field < 0 ? idgen_slot_generator(cache->slot, 0) : NULL;
+	cache->fixed = registry_slots[cache->slot].node_value;
+	cache->counter = spec->time_field < 0;
+	cache->leased = idgen_leases_on && spec->node_bits > 0;
+	cache->time_shift = cache->counter ? 0 : spec->fields[spec->time_field].shift;
+	cache->seq_shift = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].shift;
+	cache->shard_field = spec->shard_field;
+	cache->shard_shift = spec->shard_field < 0 ? 0 : spec->fields[spec->shard_field].shift;
+	cache->max_shard = spec->shard_field < 0 ? -1 :
+		(1 << spec->fields[spec->shard_field].bits) - 1;
+	cache->random_mask = 0;
+	for (int f = 0; f < spec->nfields; f++)
+		if (spec->fields[f].kind == IDGEN_FIELD_RANDOM)
+			cache->random_mask |= ((UINT64CONST(1) << spec->fields[f].bits) - 1) << spec->fields[f].shift;
+	memcpy(cache->name, VARDATA_ANY(name), len);
+	cache->namelen = len;
+	cache->constant_name = idgen_name_is_constant(fcinfo->flinfo);
+	return cache;
+}
+
+/*
+ * The cache entry of this call's generator.  A slot is never reused while
+ * the server runs (a dropped name keeps it, switched off), so an entry
+ * stays right for as long as its name does.
+ */
+static inline IdgenNamedCache *
+idgen_named_cache(FunctionCallInfo fcinfo, bool allow_dropped)
+{
+	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
+
+	if (likely(cache != NULL && cache->constant_name))
+		return cache;
+	return idgen_named_cache_lookup(fcinfo, allow_dropped);
+}
+
+/*
+ * Role memberships and attributes (superuser, inherit) as this backend
+ * knows them change: a call site allowed before must check again, as
+ * has_privs_of_role() would answer anew.  Counted by an invalidation
+ * callback, so the hot path compares one more word.
+ */
+static uint32 idgen_roles_changed = 1;
+
+static void
+idgen_roles_changed_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	idgen_roles_changed++;
+}
+
+/*
+ * May the current user draw from the generator?  Superusers may; others
+ * if it is granted to PUBLIC or to a role whose privileges they have
+ * (idgen_grant_generator), as USAGE on a sequence.  42501 otherwise.
+ */
+static pg_noinline void
+idgen_named_check_usage_slow(IdgenNamedCache *cache)
+{
+	IdgenNamedSlot *slot = &registry_slots[cache->slot];
+	Oid			user = GetUserId();
+	uint32		version = pg_atomic_read_u32(&slot->acl_version);
+	bool		pub;
+	int			n;
+	Oid			roles[IDGEN_MAX_GRANTEES];
+	bool		allowed;
+	static bool callbacks_registered = false;
+
+	if (!callbacks_registered)
+	{
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, idgen_roles_changed_callback, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, idgen_roles_changed_callback, (Datum) 0);
+		callbacks_registered = true;
+	}
+
+	/*
+	 * A slot is published before the keeper loads its grants (a moment
+	 * after a start): wait for them rather than refuse a granted role.
+	 */
+	if (version == 0 && !superuser_arg(user))
+	{
+		int64		deadline = idgen_clock_monotonic_ms() + IDGEN_REGISTRY_LOOKUP_WAIT_MS;
+		Latch	   *latch;
+
+		pg_atomic_fetch_add_u64(&registry->load_requests, 1);
+		while ((version = pg_atomic_read_u32(&slot->acl_version)) == 0)
+		{
+			if (idgen_clock_monotonic_ms() >= deadline)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("the grants of generator \"%s\" are not loaded", slot->name),
+						 errdetail("The keeper loads them from database \"%s\" with the definitions.",
+								   idgen_database),
+						 errhint("Retry; if it persists, keeper_state and keeper_message in idgen_status() say why the keeper does not load.")));
+			latch = idgen_keeper_latch();
+			if (latch != NULL)
+				SetLatch(latch);
+			CHECK_FOR_INTERRUPTS();
+			pg_usleep(1000L);
+		}
+	}
+	pg_read_barrier();
+	SpinLockAcquire(&registry->mutex);
+	pub = slot->acl_public;
+	n = slot->acl_n;
+	memcpy(roles, slot->acl_roles, sizeof(Oid) * n);
+	SpinLockRelease(&registry->mutex);
+
+	allowed = pub || superuser_arg(user);
+	for (int i = 0; i < n && !allowed; i++)
+		allowed = has_privs_of_role(user, roles[i]);
+	if (!allowed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for generator \"%s\"", slot->name),
+				 errhint("A superuser can grant it with idgen_grant_generator('%s', role) in database \"%s\".",
+						 slot->name, idgen_database)));
+	cache->usage_user = user;
+	cache->usage_version = version;
+	cache->usage_roles = idgen_roles_changed;
+}
+
+/*
+ * The hot path's part of it: three comparisons once a call site is
+ * allowed: the user, the slot's grants, and role memberships.
+ */
+static inline void
+idgen_named_check_usage(IdgenNamedCache *cache)
+{
+	if (likely(cache->usage_user == GetUserId() &&
+			   cache->usage_roles == idgen_roles_changed &&
+			   cache->usage_version ==
+			   pg_atomic_read_u32(&registry_slots[cache->slot].acl_version)))
+		return;
+	idgen_named_check_usage_slow(cache);
+}
+
+/* The shard argument (argno) of a call: given iff the layout has one. */
+static pg_noinline int32
+idgen_named_shard_argument(FunctionCallInfo fcinfo, IdgenNamedCache *cache, int argno,
+				  bool given)
+{
+	int32		shard;
+
+	if (cache->shard_field < 0)
+	{
+		if (given)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("generator \"%s\" has no shard field", cache->layout.name),
+					 errhint("Call it without a shard argument.")));
+		return 0;
+	}
+	if (!given)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("generator \"%s\" needs a shard argument", cache->layout.name),
+				 errhint("Call idgen_next('%s', shard).", cache->layout.name)));
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("shard must not be null")));
+	shard = PG_GETARG_INT32(argno);
+	idgen_check_part("shard", shard, cache->max_shard);
+	return shard;
+}
+
+/* The shard of a call; an unsharded layout called without one costs a test. */
+static inline int32
+idgen_named_shard(FunctionCallInfo fcinfo, IdgenNamedCache *cache, int argno,
+				  bool given)
+{
+	if (likely(cache->shard_field < 0 && !given))
+		return 0;
+	return idgen_named_shard_argument(fcinfo, cache, argno, given);
+}
+
+/* The generator of a call's shard. */
+static inline IdgenGenerator *
+idgen_named_generator(IdgenNamedCache *cache, int32 shard)
+{
+	if (likely(cache->gen != NULL))
+		return cache->gen;
+	return idgen_slot_generator(cache->slot, shard);
+}
+
+static inline int64
+idgen_named_compose(IdgenNamedCache *cache, uint64 position, int32 shard)
+{
+	int			seq_bits = cache->layout.seq_bits;
+	uint64		id = ((position >> seq_bits) << cache->time_shift) |
+		((position & ((UINT64CONST(1) << seq_bits) - 1)) << cache->seq_shift) |
+		(uint64) cache->fixed |
+		((uint64) shard << cache->shard_shift);
+
+	if (cache->random_mask != 0)
+		id |= pg_prng_uint64(&pg_global_prng_state) & cache->random_mask;
+	return (int64) id;
+}
+
+/*
+ * A caller took values beyond slot->counter_wake: fewer than the refill
+ * remain.  The first to claim the mark wakes the keeper, once per
+ * reservation; a mark the keeper moved meanwhile is looked at again.
+ */
+static pg_noinline void
+idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
+{
+	uint64		wake = pg_atomic_read_u64(&slot->counter_wake);
+
+	while (need > wake && wake != PG_UINT64_MAX)
+	{
+		if (pg_atomic_compare_exchange_u64(&slot->counter_wake, &wake,
+										   PG_UINT64_MAX))
+		{
+			Latch	   *latch = idgen_keeper_latch();
+
+			if (latch != NULL)
+				SetLatch(latch);
+			return;
+		}
+	}
+}
+
+/*
+ * Values this session took beyond the durable reservation of counter
+ * generators, pending the end of the statement that took them, or the
+ * commit (counter.c): for each such slot, how far its reservation must
+ * reach before either.  An entry goes once the reservation covers it; not
+ * when the keeper is late (the next statement waits again), nor when a
+ * subtransaction or transaction rolls back, since the code around it may
+ * still hold its values (a PL/pgSQL variable assigned in an exception
+ * block, or before a procedure's ROLLBACK; session state).  An entry that
+ * can never be made durable (the counter was dropped, or raised to a floor
+ * from outside, or the node-id claim it was taken under has changed) is
+ * doomed: every statement end and commit refuses it, saying why, until a
+ * transaction aborts outside any portal (the client's statement failed or
+ * it rolled back: no variable of a procedure or function holds a value any
+ * more), so a caught refusal cannot let its values into a committed row.  At most one entry per slot; the array is
+ * allocated once, before any value is taken, so that recording one cannot
+ * fail.
+ */
+typedef struct IdgenCounterPending
+{
+	int			slot;
+	uint64		need;			/* local values below this must be durable */
+	uint32		word;			/* under a leased node id: the lease word
+								 * they were taken under, else 0 */
+	uint32		epoch;			/* the slot's counter_floor_epoch before the
+								 * first of them was taken */
+	const char *doomed;			/* why they can never be made durable, or
+								 * NULL */
+} IdgenCounterPending;
+
+static IdgenCounterPending *counter_pending = NULL;
+int	counter_pending_n = 0;
+
+/*
+ * Set from the start of this transaction's commit (or PREPARE) until its
+ * end: values taken then (by another extension's commit callback, after
+ * idgen's wait) would not be waited for, so none is taken ahead.
+ */
+bool counter_committing = false;
+
+/*
+ * Values taken ahead cannot be made durable: the statement that took them
+ * (at_commit false) or the commit fails.  "keeper" says whether the keeper
+ * failed to reserve them (check on it) or the counter moved under them
+ * from outside (a new transaction takes values above that).
+ */
+static pg_noinline void
+idgen_counter_pending_refused(IdgenNamedSlot *slot, bool at_commit,
+							  bool keeper, const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("no durable reservation is available for counter generator \"%s\"",
+					slot->name),
+			 at_commit ?
+			 errdetail("This session drew values of it beyond the durable reservation, and %s; the transaction is rolled back.", why) :
+			 errdetail("This session drew values of it beyond the durable reservation, and %s; the statement fails.", why),
+			 keeper ?
+			 errhint("idgen hands out no counter value that is not durably reserved, and each statement of this session waits for these again until the keeper has reserved them (a new session does not). Check the server log for the \"idgen keeper\" background worker.") :
+			 errhint("Do not use values of it this session took before this error; roll back and retry the transaction, or use a new session.")));
+}
+
+/* Entry p can never be made durable: doom it, and refuse it. */
+static pg_noinline void
+idgen_counter_pending_doom(int p, bool at_commit, const char *why)
+{
+	counter_pending[p].doomed = why;
+	idgen_counter_pending_refused(&registry_slots[counter_pending[p].slot],
+								  at_commit, false, why);
+	pg_unreachable();
+}
+
+/*
+ * A transaction aborted outside any portal (the client's statement failed,
+ * or the client rolled back): no procedure or function is running, so no
+ * variable holds a doomed entry's values any more; drop those entries.
+ */
+void
+idgen_counter_pending_forget_doomed(void)
+{
+	int			kept = 0;
+
+	for (int p = 0; p < counter_pending_n; p++)
+		if (counter_pending[p].doomed == NULL)
+			counter_pending[kept++] = counter_pending[p];
+	counter_pending_n = kept;
+}
+
+static void
+idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
+{
+	for (int p = 0; p < counter_pending_n; p++)
+		if (counter_pending[p].slot == slot)
+		{
+			/*
+			 * Values under two claims, or on both sides of a floor raised
+			 * from outside: the earlier ones can never be made durable
+			 * (see IdgenCounterPending).  This call's values are refused
+			 * with them.
+			 */
+			if (counter_pending[p].doomed != NULL)
+				idgen_counter_pending_doom(p, false, counter_pending[p].doomed);
+			if (counter_pending[p].word != word)
+				idgen_counter_pending_doom(p, false,
+										   "this server's claim on its node id changed since it took them");
+			if (counter_pending[p].epoch != epoch)
+				idgen_counter_pending_doom(p, false,
+										   "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
+			counter_pending[p].need = Max(counter_pending[p].need, need);
+			return;
+		}
+	Assert(counter_pending_n < idgen_max_generators);
+	counter_pending[counter_pending_n].slot = slot;
+	counter_pending[counter_pending_n].need = need;
+	counter_pending[counter_pending_n].word = word;
+	counter_pending[counter_pending_n].epoch = epoch;
+	counter_pending[counter_pending_n].doomed = NULL;
+	counter_pending_n++;
+}
+
+/*
+ * One turn of waiting until the keeper has reserved the counter's local
+ * values below "need": ask for them (counter_want), wake the keeper, sleep
+ * for at most 1 ms.  False, without sleeping, once the deadline (monotonic
+ * ms) has passed.  Shared by callers that outran the lead and commits.
+ */
+static bool
+idgen_counter_wait_turn(IdgenNamedSlot *slot, uint64 need, int64 deadline,
+						const char *event, uint32 *wait_event)
+{
+	uint64		want = pg_atomic_read_u64(&slot->counter_want);
+	Latch	   *latch = idgen_keeper_latch();
+	int64		remaining = deadline - idgen_clock_monotonic_ms();
+
+	while (want < need &&
+		   !pg_atomic_compare_exchange_u64(&slot->counter_want, &want, need))
+		;
+	if (remaining <= 0)
+		return false;
+	if (latch != NULL)
+		SetLatch(latch);
+	CHECK_FOR_INTERRUPTS();
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 Min(remaining, 1), idgen_wait_event(event, wait_event));
+	ResetLatch(MyLatch);
+	return true;
+}
+
+/*
+ * At the end of a statement, or before this transaction (or parallel
+ * worker) commits or prepares: wait until the keeper has made durable
+ * every value it took beyond a counter's reservation, or fail closed
+ * (55000), which rolls back the statement's (sub)transaction.  Under a
+ * leased node id the lease word must still be the one the values were
+ * taken under once the reservation covers them: the keeper clears it
+ * before it publishes a reservation that etcd does not record (see
+ * idgen_issued_node), so then etcd records them for the next holder.
+ */
+void
+idgen_counter_pending_wait(bool at_commit)
+{
+	int64		deadline = 0;
+	static uint32 wait_event = 0;
+
+	for (int p = 0; p < counter_pending_n; p++)
+	{
+		IdgenNamedSlot *slot = &registry_slots[counter_pending[p].slot];
+		IdgenGenerator *gen = &registry_gens[counter_pending[p].slot].gen;
+		uint64		need = counter_pending[p].need;
+		bool		waited = false;
+
+		if (counter_pending[p].doomed != NULL)
+			idgen_counter_pending_doom(p, at_commit, counter_pending[p].doomed);
+		while (pg_atomic_read_u64(&slot->counter_reserved) < need)
+		{
+			/* a dropped or refused counter is reserved no further */
+			if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+				idgen_counter_pending_doom(p, at_commit,
+										   "the counter was dropped or refused meanwhile");
+			if (deadline == 0)
+				deadline = idgen_reservation_deadline();
+			if (!idgen_counter_wait_turn(slot, need, deadline,
+										 "IdgenCounterDurable", &wait_event))
+				idgen_counter_pending_refused(slot, at_commit, true,
+											  "the keeper has not reserved them within idgen.max_wait");
+			waited = true;
+		}
+		pg_read_barrier();		/* the epoch and word after the reservation */
+		if (pg_atomic_read_u32(&slot->counter_floor_epoch) != counter_pending[p].epoch)
+			idgen_counter_pending_doom(p, at_commit,
+									   "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
+		if (counter_pending[p].word != 0 &&
+			pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
+			counter_pending[p].word)
+			idgen_counter_pending_doom(p, at_commit,
+									   "this server's claim on its node id changed meanwhile");
+		if (waited)
+		{
+			SpinLockAcquire(&gen->mutex);
+			gen->waits++;
+			SpinLockRelease(&gen->mutex);
+		}
+	}
+	counter_pending_n = 0;
+}
+
+/*
+ * At the end of a statement (the executor's run, finish and end at any
+ * nesting level, or a utility command's end), while its transaction is
+ * still in progress: make
+ * the counter values it took ahead durable, or fail the statement (55000).
+ * Another extension's commit work cannot then ship a value that is not
+ * durable, whatever the order in which the extensions' commit callbacks
+ * run (postgres_fdw sets up its own when a session first opens a foreign
+ * table, which may be after idgen's); the commit's own wait is left for
+ * values taken where no statement ends before the commit.
+ */
+void
+idgen_counter_statement_end(void)
+{
+	if (likely(counter_pending_n == 0) || !IsTransactionState())
+		return;
+	idgen_counter_pending_wait(false);
+}
+
+/*
+ * Hand out "count" consecutive local counter values of a counter
+ * generator; returns the first.  Below the durable reservation at once;
+ * beyond it, within idgen_counter_lead(), at once but pending the end of
+ * this statement (counter.c); further, after waiting for the
+ * keeper.  Under the generator's lock only a few comparisons: waits for
+ * the keeper (bounded, then 55000) and the error for an exhausted counter
+ * (22003) happen outside it.
+ */
+static uint64
+idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
+{
+	IdgenNamedSlot *slot = &registry_slots[cache->slot];
+	IdgenGenerator *gen = &registry_gens[cache->slot].gen;
+	int64		deadline = 0;
+	bool		waited = false;
+	bool		may_lead = false;
+	static uint32 wait_event = 0;
+
+	for (;;)
+	{
+		uint64		reserved = pg_atomic_read_u64(&slot->counter_reserved);
+		uint32		epoch = 0;
+		uint64		first;
+		uint64		need;
+
+		/* only a call taking values ahead needs the epoch (read before) */
+		if (unlikely(may_lead))
+		{
+			epoch = pg_atomic_read_u32(&slot->counter_floor_epoch);
+			pg_read_barrier();	/* a floor raised before the new epoch */
+		}
+		SpinLockAcquire(&gen->mutex);
+		if (unlikely(!gen->owned))
+		{
+			SpinLockRelease(&gen->mutex);
+			idgen_report_slot(cache->slot);
+		}
+		first = gen->last;
+		need = first + count;
+		if (likely(need <= reserved && need <= (uint64) slot->spec.tick_limit))
+		{
+			gen->last = need;
+			gen->issued += count;
+			if (unlikely(waited))
+				gen->waits++;
+			SpinLockRelease(&gen->mutex);
+			if (unlikely(need > pg_atomic_read_u64(&slot->counter_wake)))
+				idgen_counter_wake_keeper(slot, need);
+			return first;
+		}
+
+		/*
+		 * Beyond the reservation, once the keeper has published one in
+		 * this shared memory (so "last" stands above every floor it
+		 * loaded): within the lead, pending this statement's end.
+		 */
+		if (may_lead && reserved > 0 && need <= (uint64) slot->spec.tick_limit &&
+			need - reserved <= idgen_counter_lead(&slot->spec))
+		{
+			gen->last = need;
+			gen->issued += count;
+			SpinLockRelease(&gen->mutex);
+			idgen_counter_pending_note(cache->slot, need, word, epoch);
+			if (need > pg_atomic_read_u64(&slot->counter_wake))
+				idgen_counter_wake_keeper(slot, need);
+			return first;
+		}
+		SpinLockRelease(&gen->mutex);
+
+		if (need > (uint64) slot->spec.tick_limit)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("counter generator \"%s\" is exhausted", slot->name),
+					 errdetail("Its %d-bit seq field holds no further value of this server's stripes.",
+							   slot->spec.fields[slot->spec.seq_field].bits),
+					 errhint("Define a generator with a wider seq field under a new name.")));
+
+		/* outran the reservation: take the lead, or ask the keeper and wait */
+		idgen_refuse_in_recovery("idgen_next");
+		if (!may_lead && idgen_counter_lead_on && !counter_committing &&
+			ActivePortal != NULL)
+		{
+			if (counter_pending == NULL)
+				counter_pending = MemoryContextAlloc(TopMemoryContext,
+													 sizeof(IdgenCounterPending) * idgen_max_generators);
+			idgen_registry_register_callbacks();
+			may_lead = true;
+			continue;
+		}
+		if (deadline == 0)
+			deadline = idgen_reservation_deadline();
+		if (!idgen_counter_wait_turn(slot, need, deadline,
+									 "IdgenReservation", &wait_event))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("no durable reservation is available for counter generator \"%s\"",
+							slot->name),
+					 errdetail("The idgen keeper has not extended it; idgen_status() says why."),
+					 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
+		waited = true;
+	}
+}
+
+/* The ID of local counter value c. */
+static inline int64
+idgen_counter_compose(IdgenNamedCache *cache, uint64 c)
+{
+	const IdgenSpec *spec = &registry_slots[cache->slot].spec;
+
+	return (int64) ((idgen_counter_value(&spec->counter, c) << cache->seq_shift) |
+					(uint64) cache->fixed);
+}
+
+/*
+ * idgen_next(name [, shard]): the next ID of a named generator.  Not
+ * STRICT: a NULL name or shard is an error, never a NULL key.
+ */
+PG_FUNCTION_INFO_V1(idgen_next);
+Datum
+idgen_next(PG_FUNCTION_ARGS)
+{
+	IdgenNamedCache *cache;
+	int32		shard;
+	uint64		position;
+	uint32		word = 0;
+
+	idgen_registry_require("idgen_next");
+	cache = idgen_named_cache(fcinfo, false);
+	idgen_named_check_usage(cache);
+	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 1);
+	if (unlikely(cache->leased))
+		word = idgen_require_node_id("idgen_next");
+	if (cache->counter)
+		position = idgen_issue_counter(cache, 1, word);
+	else
+		position = idgen_issue(idgen_named_generator(cache, shard), &cache->layout);
+	if (unlikely(cache->leased))
+		(void) idgen_issued_node("idgen_next", word);
+	if (cache->counter)
+		PG_RETURN_INT64(idgen_counter_compose(cache, position));
+	PG_RETURN_INT64(idgen_named_compose(cache, position, shard));
+}
+
+/*
+ * idgen_next_int(name): the next ID of a counter generator narrow enough
+ * for integer (a 31-bit layout such as "seq:31"), as integer.  22003
+ * rather than overflow.
+ */
+PG_FUNCTION_INFO_V1(idgen_next_int);
+Datum
+idgen_next_int(PG_FUNCTION_ARGS)
+{
+	IdgenNamedCache *cache;
+	uint64		position;
+	int64		id;
+	uint32		word = 0;
+
+	idgen_registry_require("idgen_next_int");
+	cache = idgen_named_cache(fcinfo, false);
+	idgen_named_check_usage(cache);
+	if (!cache->counter)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("generator \"%s\" is not a counter generator", cache->layout.name),
+				 errhint("idgen_next_int() is for counter layouts of at most 31 bits, such as \"seq:31\"; use idgen_next().")));
+	if (unlikely(cache->leased))
+		word = idgen_require_node_id("idgen_next_int");
+	position = idgen_issue_counter(cache, 1, word);
+	if (unlikely(cache->leased))
+		(void) idgen_issued_node("idgen_next_int", word);
+	id = idgen_counter_compose(cache, position);
+	if (id > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("ID of generator \"%s\" is out of range for type integer",
+						cache->layout.name),
+				 errhint("Use idgen_next() and bigint, or a layout of at most 31 bits.")));
+	PG_RETURN_INT32((int32) id);
+}
+
+/*
+ * idgen_next_batch(name, n [, shard]): n IDs in one lock round trip.
+ */
+PG_FUNCTION_INFO_V1(idgen_next_batch);
+Datum
+idgen_next_batch(PG_FUNCTION_ARGS)
+{
+	IdgenNamedCache *cache;
+	int32		n;
+	int32		shard;
+	uint64		position;
+	Datum	   *ids;
+	uint32		word = 0;
+
+	idgen_registry_require("idgen_next_batch");
+	cache = idgen_named_cache(fcinfo, false);
+	idgen_named_check_usage(cache);
+	n = idgen_check_batch_size(fcinfo, 1);
+	shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
+	ids = palloc(sizeof(Datum) * n);
+	if (unlikely(cache->leased))
+		word = idgen_require_node_id("idgen_next_batch");
+	if (cache->counter)
+	{
+		position = idgen_issue_counter(cache, n, word);
+		if (unlikely(cache->leased))
+			(void) idgen_issued_node("idgen_next_batch", word);
+		for (int i = 0; i < n; i++, position++)
+			ids[i] = Int64GetDatum(idgen_counter_compose(cache, position));
+	}
+	else
+	{
+		position = idgen_issue_batch(idgen_named_generator(cache, shard),
+									 &cache->layout, n);
+		if (unlikely(cache->leased))
+			(void) idgen_issued_node("idgen_next_batch", word);
+		for (int i = 0; i < n; i++, position++)
+			ids[i] = Int64GetDatum(idgen_named_compose(cache, position, shard));
+	}
+	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* ---- decoding and building by name ---- */
+
+/* The spec of the generator named by argument 0, from its slot. */
+static const IdgenSpec *
+idgen_named_spec(FunctionCallInfo fcinfo, const char *funcname)
+{
+	IdgenNamedCache *cache;
+
+	idgen_registry_require(funcname);
+	cache = idgen_named_cache(fcinfo, true);
+	return &registry_slots[cache->slot].spec;
+}
+
+/*
+ * The spec of the generator named by argument 0, for a function that needs
+ * its definition only: from its slot, as idgen_named_spec(), or during
+ * recovery from idgen_generator (idgen_registry_read_definition).  *name
+ * is its name, for messages.
+ */
+static const IdgenSpec *
+idgen_named_definition(FunctionCallInfo fcinfo, const char *funcname,
+					   const char **name)
+{
+	IdgenNamedCache *cache;
+	IdgenSpec  *spec;
+	char	   *cname;
+
+	idgen_registry_require(funcname);
+	if (likely(!RecoveryInProgress()))
+	{
+		cache = idgen_named_cache(fcinfo, true);
+		*name = registry_slots[cache->slot].name;
+		return &registry_slots[cache->slot].spec;
+	}
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name must not be null")));
+	cname = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	*name = cname;
+	if (strlen(cname) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", cname)));
+	spec = palloc(sizeof(IdgenSpec));
+	idgen_registry_read_definition(cname, spec);
+	return spec;
+}
+
+/* 22023 unless the spec has a time field. */
+static void
+idgen_require_time_field(const IdgenSpec *spec, const char *name)
+{
+	if (spec->time_field < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("generator \"%s\" has no time field", name),
+				 errdetail("It is a counter generator.")));
+}
+
+/* The spec of a named generator with a time field (22023 otherwise). */
+static const IdgenSpec *
+idgen_named_time_spec(FunctionCallInfo fcinfo, const char *funcname)
+{
+	const IdgenSpec *spec = idgen_named_spec(fcinfo, funcname);
+
+	idgen_require_time_field(spec,
+							 ((IdgenNamedCache *) fcinfo->flinfo->fn_extra)->layout.name);
+	return spec;
+}
+
+static void
+idgen_check_id(int64 id)
+{
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ID must not be negative"),
+				 errdetail("No layout produces a negative ID.")));
+}
+
+PG_FUNCTION_INFO_V1(idgen_time);
+Datum
+idgen_time(PG_FUNCTION_ARGS)
+{
+	const char *name;
+	const IdgenSpec *spec = idgen_named_definition(fcinfo, "idgen_time", &name);
+	int64		id = PG_GETARG_INT64(1);
+
+	idgen_require_time_field(spec, name);
+	idgen_check_id(id);
+	PG_RETURN_TIMESTAMPTZ(idgen_unix_ms_to_timestamptz(idgen_spec_tick_unix_ms(spec,
+																			   idgen_spec_field(spec, spec->time_field, id))));
+}
+
+PG_FUNCTION_INFO_V1(idgen_decode);
+Datum
+idgen_decode(PG_FUNCTION_ARGS)
+{
+	const char *name;
+	const IdgenSpec *spec = idgen_named_definition(fcinfo, "idgen_decode", &name);
+
+	PG_RETURN_DATUM(idgen_spec_decode_jsonb(spec, PG_GETARG_INT64(1)));
+}
+
+/* A field value for a builder: 22003 outside 0 .. 2^bits - 1. */
+static uint64
+idgen_field_value(const IdgenField *f, int64 value)
+{
+	if (value < 0 || (f->bits < 63 && value >= (INT64CONST(1) << f->bits)))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s " INT64_FORMAT " is out of range", f->name, value),
+				 errdetail("The field \"%s\" holds 0 to " INT64_FORMAT ".", f->name,
+						   (INT64CONST(1) << f->bits) - 1)));
+	return ((uint64) value) << f->shift;
+}
+
+/* The tick of a time, checked against the layout's range (22003). */
+static int64
+idgen_spec_tick(const IdgenSpec *spec, TimestampTz ts)
+{
+	int64		tick;
+
+	if (TIMESTAMP_NOT_FINITE(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp is out of range for the layout")));
+	tick = idgen_floor_div(idgen_timestamptz_to_unix_ms(ts) - spec->epoch_unix_ms,
+						   spec->unit_ms);
+	if (tick < 0 || tick >= spec->tick_limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp is out of range for the layout"),
+				 errdetail("Its time field counts %d ms ticks from %s, " INT64_FORMAT " of them.",
+						   spec->unit_ms,
+						   timestamptz_to_str(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms)),
+						   spec->tick_limit)));
+	return tick;
+}
+
+/*
+ * idgen_from_time(name, ts [, shard]): the smallest ID of the tick of ts
+ * (and shard), for range scans.  Fields more significant than time keep
+ * this server's values (node, constants), the shard field the argument,
+ * the rest are 0.
+ */
+PG_FUNCTION_INFO_V1(idgen_from_time);
+Datum
+idgen_from_time(PG_FUNCTION_ARGS)
+{
+	const IdgenSpec *spec = idgen_named_time_spec(fcinfo, "idgen_from_time");
+	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
+	int64		tick = idgen_spec_tick(spec, PG_GETARG_TIMESTAMPTZ(1));
+	int32		shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
+	uint64		id = (uint64) tick << spec->fields[spec->time_field].shift;
+
+	for (int f = 0; f < spec->time_field; f++)
+	{
+		const IdgenField *field = &spec->fields[f];
+
+		id |= (uint64) cache->fixed &
+			(((UINT64CONST(1) << field->bits) - 1) << field->shift);
+	}
+	if (spec->shard_field >= 0)
+		id |= (uint64) shard << spec->fields[spec->shard_field].shift;
+	PG_RETURN_INT64((int64) id);
+}
+
+/*
+ * idgen_from_parts(name, parts jsonb): compose an ID from its fields by
+ * name.  "time" (a timestamptz as text) is required; other fields default
+ * to 0, constants to their constant.  Unknown keys are 22023, values out
+ * of range 22003.
+ */
+PG_FUNCTION_INFO_V1(idgen_from_parts);
+Datum
+idgen_from_parts(PG_FUNCTION_ARGS)
+{
+	const char *name;
+	const IdgenSpec *spec = idgen_named_definition(fcinfo, "idgen_from_parts", &name);
+	Jsonb	   *parts = PG_GETARG_JSONB_P(1);
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	uint64		id = 0;
+	bool		have_time = false;
+
+	if (!JB_ROOT_IS_OBJECT(parts))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parts must be a JSON object of fields")));
+
+	for (int f = 0; f < spec->nfields; f++)
+		if (spec->fields[f].kind == IDGEN_FIELD_CONST)
+			id |= (uint64) spec->fields[f].constant << spec->fields[f].shift;
+
+	it = JsonbIteratorInit(&parts->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *key;
+		int			f;
+		const IdgenField *field = NULL;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(v.val.string.val, v.val.string.len);
+		for (f = 0; f < spec->nfields; f++)
+			if (strcmp(spec->fields[f].name, key) == 0)
+			{
+				field = &spec->fields[f];
+				break;
+			}
+		if (field == NULL && strcmp(key, "stripe") == 0 && spec->time_field < 0)
+		{
+			/* decode's extra key: implied by seq, so skipped here */
+			(void) JsonbIteratorNext(&it, &v, true);
+			continue;
+		}
+		if (field == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("generator has no field \"%s\"", key),
+					 errhint("Its layout is \"%s\".", idgen_spec_text(spec))));
+		tok = JsonbIteratorNext(&it, &v, true);
+		if (field->kind == IDGEN_FIELD_TIME)
+		{
+			char	   *str;
+
+			if (v.type != jbvString)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("field \"time\" must be a timestamp string")));
+			str = pnstrdup(v.val.string.val, v.val.string.len);
+			id |= (uint64) idgen_spec_tick(spec,
+										   DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
+																				   CStringGetDatum(str),
+																				   ObjectIdGetDatum(InvalidOid),
+																				   Int32GetDatum(-1))))
+				<< field->shift;
+			have_time = true;
+		}
+		else
+		{
+			int64		value;
+
+			if (v.type != jbvNumeric)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("field \"%s\" must be a number", field->name)));
+			value = DatumGetInt64(DirectFunctionCall1(numeric_int8,
+													  NumericGetDatum(v.val.numeric)));
+			if (field->kind == IDGEN_FIELD_CONST)
+			{
+				if (value != field->constant)
+					ereport(ERROR,
+							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+							 errmsg("field \"%s\" is the constant " INT64_FORMAT,
+									field->name, field->constant)));
+				continue;
+			}
+			id |= idgen_field_value(field, value);
+		}
+	}
+	if (!have_time && spec->time_field >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("parts need a \"time\" field")));
+	PG_RETURN_INT64((int64) id);
+}

@@ -1,0 +1,149 @@
+/*-------------------------------------------------------------------------
+ *
+ * registry.h
+ *	  Named generators' slots, shared by registry.c, named.c, definitions.c.
+ *
+ * Private to the three files of named generators: the slots in shared
+ * memory (registry.c, whose header says how they are written and read),
+ * the definition rows, and the few functions and backend-local variables
+ * one of the three files uses from another.  What other files use is
+ * declared in idgen.h.
+ *
+ * IDENTIFICATION
+ *	  src/registry.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef IDGEN_REGISTRY_H
+#define IDGEN_REGISTRY_H
+
+#include "idgen.h"
+
+typedef enum IdgenSlotState
+{
+	IDGEN_SLOT_ACTIVE = 1,
+	IDGEN_SLOT_DROPPED,
+	IDGEN_SLOT_REFUSED			/* definition changed, or node id too wide */
+} IdgenSlotState;
+
+/* roles one generator may be granted to, PUBLIC aside */
+#define IDGEN_MAX_GRANTEES 32
+
+typedef struct IdgenNamedSlot
+{
+	pg_atomic_uint32 state;
+	char		name[NAMEDATALEN];
+	IdgenSpec	spec;
+	int64		node_value;		/* node and constant bits */
+	int32		shard_base;		/* first pool generator, or -1 */
+	char		message[256];	/* why refused; under the registry mutex */
+
+	/*
+	 * Counter layouts: local counter values below counter_reserved are
+	 * durably reserved (published by the keeper only after a durable
+	 * commit); counter_want is the highest a waiting caller, or a
+	 * statement or commit waiting for values taken ahead, needs.  The
+	 * generator's "last" is the next local value to hand out; it may run
+	 * up to idgen_counter_lead() beyond counter_reserved, pending the end
+	 * of the statement that took them (counter.c).  A caller that
+	 * takes a value beyond counter_wake (the reservation less refill)
+	 * claims it, setting it to PG_UINT64_MAX, and wakes the keeper: so the
+	 * keeper starts extending when fewer than refill values remain, not
+	 * when a caller has run out.
+	 */
+	pg_atomic_uint64 counter_reserved;
+	pg_atomic_uint64 counter_want;
+	pg_atomic_uint64 counter_wake;
+
+	/*
+	 * Bumped by the keeper after it raises the counter to a floor from
+	 * outside (a restored state row, a lease record): values a transaction
+	 * took ahead before that may lie below the floor, so its commit fails.
+	 */
+	pg_atomic_uint32 counter_floor_epoch;
+	/*
+	 * Who may draw from the generator besides superusers (table
+	 * idgen_generator_grant): PUBLIC, or these roles and their members.
+	 * Written by the keeper under the registry mutex; acl_version is bumped
+	 * after each change, so a call site re-checks only then.
+	 */
+	pg_atomic_uint32 acl_version;
+	bool		acl_public;
+	int			acl_n;
+	Oid			acl_roles[IDGEN_MAX_GRANTEES];
+	bool		state_loaded;	/* durable state applied (keeper only) */
+	bool		check_after_load;	/* compare with dropped counters once
+									 * their state is loaded (keeper only) */
+	bool		state_missing;	/* refused until its state row appears
+								 * (keeper only) */
+	bool		defined_dropped;	/* its row's dropped mark meanwhile */
+	bool		state_rewrite;	/* durable state missing or low (keeper only) */
+	int64		state_changed_ms;	/* monotonic ms of a drop/re-create commit */
+} IdgenNamedSlot;
+
+typedef struct IdgenRegistry
+{
+	slock_t		mutex;			/* the slots' messages */
+	pg_atomic_uint32 nslots;	/* slots filled; only the keeper adds */
+	pg_atomic_uint64 load_requests; /* lookups that asked for a load */
+	pg_atomic_uint64 loads_served;	/* requests up to here have seen a load
+									 * that began after them */
+	pg_atomic_uint64 changes;	/* commits that created or dropped a
+								 * generator or changed its grants */
+	int32		pool_used;		/* keeper only */
+	int64		floor_unix_ms;	/* floor of new slots in this shared memory */
+	int64		node_floor_unix_ms; /* and of new slots embedding the node id:
+									 * the previous holder's lease (lease.c) */
+} IdgenRegistry;
+
+/* the options of a definition as stored (0 / NULL: default) */
+typedef struct IdgenCounterOptions
+{
+	int32		prefetch;
+	int32		refill;
+	int32		stripes;
+	char	   *owned;
+	int64		segment;
+	int64		start;
+} IdgenCounterOptions;
+
+/* a row of idgen_generator, as idgen_registry_row() reads it */
+typedef struct IdgenRegistryRow
+{
+	char	   *name;
+	char	   *layout_text;
+	int64		epoch;			/* Unix ms */
+	int32		unit;			/* ms */
+	bool		dropped;
+	IdgenCounterOptions options;
+} IdgenRegistryRow;
+
+/* registry.c: the slots, and the keeper's side */
+extern IdgenRegistry *registry;
+extern IdgenGeneratorPadded *registry_gens;
+extern IdgenNamedSlot *registry_slots;
+
+extern IdgenGenerator *idgen_slot_generator(int i, int32 shard);
+extern int	idgen_slot_ngenerators(int i);
+extern int	idgen_registry_find(const char *name);
+extern void idgen_slot_layout(int i, IdgenLayout *layout);
+extern void idgen_slot_set_state(int i, IdgenSlotState state, const char *message);
+extern bool idgen_registry_row_spec(const IdgenRegistryRow *row, IdgenSpec *spec);
+extern bool idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now);
+extern void idgen_registry_read_definition(const char *name, IdgenSpec *spec);
+
+/* named.c: the backends' side, and the pending list of counter values */
+extern int	counter_pending_n;
+extern bool counter_committing;
+
+extern void idgen_named_not_owned(IdgenGenerator *gen);
+extern void idgen_counter_pending_forget_doomed(void);
+extern void idgen_counter_pending_wait(bool at_commit);
+
+/* definitions.c: definitions and the transaction callbacks */
+extern void idgen_registry_require_committed(const char *name);
+extern void idgen_registry_register_callbacks(void);
+extern const char *idgen_collides_with(const char *name, const IdgenSpec *spec, bool at_install,
+									   uint32 nslots);
+
+#endif							/* IDGEN_REGISTRY_H */
