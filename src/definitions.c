@@ -90,17 +90,17 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
 		event == XACT_EVENT_PRE_PREPARE)
 	{
-		counter_committing = true;
-		if (counter_pending_n > 0)
+		idgen_counter_committing = true;
+		if (idgen_counter_pending_n > 0)
 			idgen_counter_pending_wait(true);
 	}
 	/* a rollback keeps what is pending, but doomed (see IdgenCounterPending) */
-	if (event == XACT_EVENT_ABORT && ActivePortal == NULL && counter_pending_n > 0)
+	if (event == XACT_EVENT_ABORT && ActivePortal == NULL && idgen_counter_pending_n > 0)
 		idgen_counter_pending_forget_doomed();
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
 		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PREPARE)
-		counter_committing = false;
+		idgen_counter_committing = false;
 
 	if (event == XACT_EVENT_COMMIT)
 	{
@@ -113,9 +113,9 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 				continue;
 			i = idgen_registry_find(p->name);
 			if (i >= 0 &&
-				pg_atomic_read_u32(&registry_slots[i].state) != IDGEN_SLOT_REFUSED)
+				pg_atomic_read_u32(&idgen_registry_slots[i].state) != IDGEN_SLOT_REFUSED)
 			{
-				registry_slots[i].state_changed_ms = idgen_clock_monotonic_ms();
+				idgen_registry_slots[i].state_changed_ms = idgen_clock_monotonic_ms();
 				pg_write_barrier();		/* the stamp before the state */
 				idgen_slot_set_state(i, p->state, NULL);
 			}
@@ -130,8 +130,8 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 	{
 		Latch	   *latch = idgen_keeper_latch();
 
-		pg_atomic_fetch_add_u64(&registry->changes, 1);
-		pg_atomic_fetch_add_u64(&registry->load_requests, 1);
+		pg_atomic_fetch_add_u64(&idgen_registry_shm->changes, 1);
+		pg_atomic_fetch_add_u64(&idgen_registry_shm->load_requests, 1);
 		if (latch != NULL)
 			SetLatch(latch);
 	}
@@ -215,7 +215,7 @@ idgen_registry_at_commit(const char *name, IdgenSlotState state, bool apply)
 	IdgenPendingState *p;
 	MemoryContext oldcxt;
 
-	if (registry == NULL)
+	if (idgen_registry_shm == NULL)
 		return;
 	idgen_registry_register_callbacks();
 	/* the list outlives the caller's contexts (SPI's among them) */
@@ -341,13 +341,13 @@ static uint64
 idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
 							bool reserved_known, uint64 reserved)
 {
-	int			i = registry != NULL ? idgen_registry_find(name) : -1;
+	int			i = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
 
 	if (spec->time_field >= 0)
 		return PG_UINT64_MAX;
 	if (i >= 0)
 	{
-		IdgenNamedSlot *slot = &registry_slots[i];
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 
 		if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_DROPPED)
 			return PG_UINT64_MAX;
@@ -455,7 +455,7 @@ idgen_collides_with(const char *name, const IdgenSpec *spec, bool at_install,
 		return "instagram_id()";
 	for (uint32 i = 0; i < nslots; i++)
 	{
-		IdgenNamedSlot *slot = &registry_slots[i];
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 		uint32		state = pg_atomic_read_u32(&slot->state);
 		uint64		below = PG_UINT64_MAX;
 
@@ -480,7 +480,7 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 	SPIPlanPtr	plan;
 
 	other = idgen_collides_with(name, spec, false,
-								registry != NULL ? pg_atomic_read_u32(&registry->nslots) : 0);
+								idgen_registry_shm != NULL ? pg_atomic_read_u32(&idgen_registry_shm->nslots) : 0);
 
 	/* with each dropped counter's durable reservation */
 	plan = SPI_prepare(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS ", dropped IS NOT NULL,"
@@ -676,13 +676,13 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		int			slot = registry != NULL ? idgen_registry_find(name) : -1;
+		int			slot = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
 
 		/*
 		 * No row, but this server still runs the name: its row went with a
 		 * dropped extension.  IDs of that definition may exist.
 		 */
-		if (slot >= 0 && !idgen_spec_same(&registry_slots[slot].spec, &spec))
+		if (slot >= 0 && !idgen_spec_same(&idgen_registry_slots[slot].spec, &spec))
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
@@ -883,11 +883,11 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (idgen_shared == NULL)
 		return (Datum) 0;
-	n = pg_atomic_read_u32(&registry->nslots);
+	n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 	pg_read_barrier();
 	for (uint32 i = 0; i < n; i++)
 	{
-		IdgenNamedSlot *slot = &registry_slots[i];
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 		const IdgenSpec *spec = &slot->spec;
 		Datum		values[19];
 		bool		nulls[19] = {0};
@@ -909,9 +909,9 @@ idgen_generators_info(PG_FUNCTION_ARGS)
 			if (gen->issued > 0)
 				last = Max(last, gen->last);
 		}
-		SpinLockAcquire(&registry->mutex);
+		SpinLockAcquire(&idgen_registry_shm->mutex);
 		strlcpy(message, slot->message, sizeof(message));
-		SpinLockRelease(&registry->mutex);
+		SpinLockRelease(&idgen_registry_shm->mutex);
 
 		values[0] = CStringGetTextDatum(slot->name);
 		values[1] = CStringGetTextDatum(idgen_spec_text(spec));

@@ -118,12 +118,12 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 		 * that has stopped loading says why after a second (a failed one
 		 * may be restarting); without a load the name is not unknown.
 		 */
-		request = pg_atomic_add_fetch_u64(&registry->load_requests, 1);
+		request = pg_atomic_add_fetch_u64(&idgen_registry_shm->load_requests, 1);
 		for (;;)
 		{
 			int64		now = idgen_clock_monotonic_ms();
 
-			if (pg_atomic_read_u64(&registry->loads_served) >= request ||
+			if (pg_atomic_read_u64(&idgen_registry_shm->loads_served) >= request ||
 				(i = idgen_registry_find(name)) >= 0 ||
 				now >= deadline)
 				break;
@@ -142,15 +142,15 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 		/* what the load that served us installed */
 		pg_read_barrier();
 		i = idgen_registry_find(name);
-		if (i < 0 && pg_atomic_read_u64(&registry->loads_served) < request)
+		if (i < 0 && pg_atomic_read_u64(&idgen_registry_shm->loads_served) < request)
 			idgen_keeper_report_not_loaded(name, true);
 	}
 	if (i >= 0 && !allow_dropped &&
-		pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED)
+		pg_atomic_read_u32(&idgen_registry_slots[i].state) == IDGEN_SLOT_DROPPED)
 		idgen_registry_require_committed(name);
 	if (i < 0 ||
 		(!allow_dropped &&
-		 pg_atomic_read_u32(&registry_slots[i].state) == IDGEN_SLOT_DROPPED))
+		 pg_atomic_read_u32(&idgen_registry_slots[i].state) == IDGEN_SLOT_DROPPED))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("generator \"%s\" does not exist", name),
@@ -163,7 +163,7 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 static void
 idgen_report_slot(int i)
 {
-	IdgenNamedSlot *slot = &registry_slots[i];
+	IdgenNamedSlot *slot = &idgen_registry_slots[i];
 	char		message[sizeof(slot->message)];
 
 	if (pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED)
@@ -171,9 +171,9 @@ idgen_report_slot(int i)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("generator \"%s\" does not exist", slot->name),
 				 errdetail("It was dropped.")));
-	SpinLockAcquire(&registry->mutex);
+	SpinLockAcquire(&idgen_registry_shm->mutex);
 	strlcpy(message, slot->message, sizeof(message));
-	SpinLockRelease(&registry->mutex);
+	SpinLockRelease(&idgen_registry_shm->mutex);
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("generator \"%s\" cannot issue IDs on this server", slot->name),
@@ -185,7 +185,7 @@ idgen_report_slot(int i)
 void
 idgen_named_not_owned(IdgenGenerator *gen)
 {
-	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 
 	for (uint32 i = 0; i < n; i++)
 	{
@@ -279,10 +279,10 @@ idgen_named_cache_lookup(FunctionCallInfo fcinfo, bool allow_dropped)
 	cache->namelen = -1;
 	cache->usage_user = InvalidOid;
 	cache->slot = idgen_registry_lookup(cname, allow_dropped);
-	spec = &registry_slots[cache->slot].spec;
+	spec = &idgen_registry_slots[cache->slot].spec;
 	idgen_slot_layout(cache->slot, &cache->layout);
 	cache->gen = spec->shard_field < 0 ? idgen_slot_generator(cache->slot, 0) : NULL;
-	cache->fixed = registry_slots[cache->slot].node_value;
+	cache->fixed = idgen_registry_slots[cache->slot].node_value;
 	cache->counter = spec->time_field < 0;
 	cache->leased = idgen_leases_on && spec->node_bits > 0;
 	cache->time_shift = cache->counter ? 0 : spec->fields[spec->time_field].shift;
@@ -338,7 +338,7 @@ idgen_roles_changed_callback(Datum arg, int cacheid, uint32 hashvalue)
 static pg_noinline void
 idgen_named_check_usage_slow(IdgenNamedCache *cache)
 {
-	IdgenNamedSlot *slot = &registry_slots[cache->slot];
+	IdgenNamedSlot *slot = &idgen_registry_slots[cache->slot];
 	Oid			user = GetUserId();
 	uint32		version = pg_atomic_read_u32(&slot->acl_version);
 	bool		pub;
@@ -363,7 +363,7 @@ idgen_named_check_usage_slow(IdgenNamedCache *cache)
 		int64		deadline = idgen_clock_monotonic_ms() + IDGEN_REGISTRY_LOOKUP_WAIT_MS;
 		Latch	   *latch;
 
-		pg_atomic_fetch_add_u64(&registry->load_requests, 1);
+		pg_atomic_fetch_add_u64(&idgen_registry_shm->load_requests, 1);
 		while ((version = pg_atomic_read_u32(&slot->acl_version)) == 0)
 		{
 			if (idgen_clock_monotonic_ms() >= deadline)
@@ -381,11 +381,11 @@ idgen_named_check_usage_slow(IdgenNamedCache *cache)
 		}
 	}
 	pg_read_barrier();
-	SpinLockAcquire(&registry->mutex);
+	SpinLockAcquire(&idgen_registry_shm->mutex);
 	pub = slot->acl_public;
 	n = slot->acl_n;
 	memcpy(roles, slot->acl_roles, sizeof(Oid) * n);
-	SpinLockRelease(&registry->mutex);
+	SpinLockRelease(&idgen_registry_shm->mutex);
 
 	allowed = pub || superuser_arg(user);
 	for (int i = 0; i < n && !allowed; i++)
@@ -411,7 +411,7 @@ idgen_named_check_usage(IdgenNamedCache *cache)
 	if (likely(cache->usage_user == GetUserId() &&
 			   cache->usage_roles == idgen_roles_changed &&
 			   cache->usage_version ==
-			   pg_atomic_read_u32(&registry_slots[cache->slot].acl_version)))
+			   pg_atomic_read_u32(&idgen_registry_slots[cache->slot].acl_version)))
 		return;
 	idgen_named_check_usage_slow(cache);
 }
@@ -534,14 +534,14 @@ typedef struct IdgenCounterPending
 } IdgenCounterPending;
 
 static IdgenCounterPending *counter_pending = NULL;
-int	counter_pending_n = 0;
+int	idgen_counter_pending_n = 0;
 
 /*
  * Set from the start of this transaction's commit (or PREPARE) until its
  * end: values taken then (by another extension's commit callback, after
  * idgen's wait) would not be waited for, so none is taken ahead.
  */
-bool counter_committing = false;
+bool idgen_counter_committing = false;
 
 /*
  * Values taken ahead cannot be made durable: the statement that took them
@@ -570,7 +570,7 @@ static pg_noinline void
 idgen_counter_pending_doom(int p, bool at_commit, const char *why)
 {
 	counter_pending[p].doomed = why;
-	idgen_counter_pending_refused(&registry_slots[counter_pending[p].slot],
+	idgen_counter_pending_refused(&idgen_registry_slots[counter_pending[p].slot],
 								  at_commit, false, why);
 	pg_unreachable();
 }
@@ -585,16 +585,16 @@ idgen_counter_pending_forget_doomed(void)
 {
 	int			kept = 0;
 
-	for (int p = 0; p < counter_pending_n; p++)
+	for (int p = 0; p < idgen_counter_pending_n; p++)
 		if (counter_pending[p].doomed == NULL)
 			counter_pending[kept++] = counter_pending[p];
-	counter_pending_n = kept;
+	idgen_counter_pending_n = kept;
 }
 
 static void
 idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 {
-	for (int p = 0; p < counter_pending_n; p++)
+	for (int p = 0; p < idgen_counter_pending_n; p++)
 		if (counter_pending[p].slot == slot)
 		{
 			/*
@@ -614,13 +614,13 @@ idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 			counter_pending[p].need = Max(counter_pending[p].need, need);
 			return;
 		}
-	Assert(counter_pending_n < idgen_max_generators);
-	counter_pending[counter_pending_n].slot = slot;
-	counter_pending[counter_pending_n].need = need;
-	counter_pending[counter_pending_n].word = word;
-	counter_pending[counter_pending_n].epoch = epoch;
-	counter_pending[counter_pending_n].doomed = NULL;
-	counter_pending_n++;
+	Assert(idgen_counter_pending_n < idgen_max_generators);
+	counter_pending[idgen_counter_pending_n].slot = slot;
+	counter_pending[idgen_counter_pending_n].need = need;
+	counter_pending[idgen_counter_pending_n].word = word;
+	counter_pending[idgen_counter_pending_n].epoch = epoch;
+	counter_pending[idgen_counter_pending_n].doomed = NULL;
+	idgen_counter_pending_n++;
 }
 
 /*
@@ -667,10 +667,10 @@ idgen_counter_pending_wait(bool at_commit)
 	int64		deadline = 0;
 	static uint32 wait_event = 0;
 
-	for (int p = 0; p < counter_pending_n; p++)
+	for (int p = 0; p < idgen_counter_pending_n; p++)
 	{
-		IdgenNamedSlot *slot = &registry_slots[counter_pending[p].slot];
-		IdgenGenerator *gen = &registry_gens[counter_pending[p].slot].gen;
+		IdgenNamedSlot *slot = &idgen_registry_slots[counter_pending[p].slot];
+		IdgenGenerator *gen = &idgen_registry_gens[counter_pending[p].slot].gen;
 		uint64		need = counter_pending[p].need;
 		bool		waited = false;
 
@@ -706,7 +706,7 @@ idgen_counter_pending_wait(bool at_commit)
 			SpinLockRelease(&gen->mutex);
 		}
 	}
-	counter_pending_n = 0;
+	idgen_counter_pending_n = 0;
 }
 
 /*
@@ -723,7 +723,7 @@ idgen_counter_pending_wait(bool at_commit)
 void
 idgen_counter_statement_end(void)
 {
-	if (likely(counter_pending_n == 0) || !IsTransactionState())
+	if (likely(idgen_counter_pending_n == 0) || !IsTransactionState())
 		return;
 	idgen_counter_pending_wait(false);
 }
@@ -740,8 +740,8 @@ idgen_counter_statement_end(void)
 static uint64
 idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 {
-	IdgenNamedSlot *slot = &registry_slots[cache->slot];
-	IdgenGenerator *gen = &registry_gens[cache->slot].gen;
+	IdgenNamedSlot *slot = &idgen_registry_slots[cache->slot];
+	IdgenGenerator *gen = &idgen_registry_gens[cache->slot].gen;
 	int64		deadline = 0;
 	bool		waited = false;
 	bool		may_lead = false;
@@ -808,7 +808,7 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 
 		/* outran the reservation: take the lead, or ask the keeper and wait */
 		idgen_refuse_in_recovery("idgen_next");
-		if (!may_lead && idgen_counter_lead_on && !counter_committing &&
+		if (!may_lead && idgen_counter_lead_on && !idgen_counter_committing &&
 			ActivePortal != NULL)
 		{
 			if (counter_pending == NULL)
@@ -836,7 +836,7 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 static inline int64
 idgen_counter_compose(IdgenNamedCache *cache, uint64 c)
 {
-	const IdgenSpec *spec = &registry_slots[cache->slot].spec;
+	const IdgenSpec *spec = &idgen_registry_slots[cache->slot].spec;
 
 	return (int64) ((idgen_counter_value(&spec->counter, c) << cache->seq_shift) |
 					(uint64) cache->fixed);
@@ -962,7 +962,7 @@ idgen_named_spec(FunctionCallInfo fcinfo, const char *funcname)
 
 	idgen_registry_require(funcname);
 	cache = idgen_named_cache(fcinfo, true);
-	return &registry_slots[cache->slot].spec;
+	return &idgen_registry_slots[cache->slot].spec;
 }
 
 /*
@@ -983,8 +983,8 @@ idgen_named_definition(FunctionCallInfo fcinfo, const char *funcname,
 	if (likely(!RecoveryInProgress()))
 	{
 		cache = idgen_named_cache(fcinfo, true);
-		*name = registry_slots[cache->slot].name;
-		return &registry_slots[cache->slot].spec;
+		*name = idgen_registry_slots[cache->slot].name;
+		return &idgen_registry_slots[cache->slot].spec;
 	}
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,

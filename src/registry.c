@@ -92,10 +92,10 @@ typedef union IdgenRegistryPadded
 	char		pad[PG_CACHE_LINE_SIZE];
 } IdgenRegistryPadded;
 
-IdgenRegistry *registry = NULL;
-IdgenGeneratorPadded *registry_gens = NULL;
+IdgenRegistry *idgen_registry_shm = NULL;
+IdgenGeneratorPadded *idgen_registry_gens = NULL;
 static IdgenGeneratorPadded *registry_pool = NULL;
-IdgenNamedSlot *registry_slots = NULL;
+IdgenNamedSlot *idgen_registry_slots = NULL;
 
 
 /* the columns of idgen_generator, in order */
@@ -137,35 +137,35 @@ idgen_registry_shmem_init(void)
 	char	   *base = ShmemInitStruct("idgen registry",
 									   idgen_registry_shmem_size(), &found);
 
-	registry = &((IdgenRegistryPadded *) base)->registry;
-	registry_gens = (IdgenGeneratorPadded *) (base + sizeof(IdgenRegistryPadded));
-	registry_pool = registry_gens + idgen_max_generators;
-	registry_slots = (IdgenNamedSlot *) (registry_pool + idgen_generator_shards);
+	idgen_registry_shm = &((IdgenRegistryPadded *) base)->registry;
+	idgen_registry_gens = (IdgenGeneratorPadded *) (base + sizeof(IdgenRegistryPadded));
+	registry_pool = idgen_registry_gens + idgen_max_generators;
+	idgen_registry_slots = (IdgenNamedSlot *) (registry_pool + idgen_generator_shards);
 	if (found)
 		return;
 
-	SpinLockInit(&registry->mutex);
-	pg_atomic_init_u32(&registry->nslots, 0);
-	pg_atomic_init_u64(&registry->load_requests, 0);
-	pg_atomic_init_u64(&registry->loads_served, 0);
-	pg_atomic_init_u64(&registry->changes, 0);
-	registry->pool_used = 0;
-	registry->floor_unix_ms = 0;
+	SpinLockInit(&idgen_registry_shm->mutex);
+	pg_atomic_init_u32(&idgen_registry_shm->nslots, 0);
+	pg_atomic_init_u64(&idgen_registry_shm->load_requests, 0);
+	pg_atomic_init_u64(&idgen_registry_shm->loads_served, 0);
+	pg_atomic_init_u64(&idgen_registry_shm->changes, 0);
+	idgen_registry_shm->pool_used = 0;
+	idgen_registry_shm->floor_unix_ms = 0;
 }
 
 /* The generator of slot i, and of shard "shard" if it is sharded. */
 IdgenGenerator *
 idgen_slot_generator(int i, int32 shard)
 {
-	if (registry_slots[i].shard_base < 0)
-		return &registry_gens[i].gen;
-	return &registry_pool[registry_slots[i].shard_base + shard].gen;
+	if (idgen_registry_slots[i].shard_base < 0)
+		return &idgen_registry_gens[i].gen;
+	return &registry_pool[idgen_registry_slots[i].shard_base + shard].gen;
 }
 
 int
 idgen_slot_ngenerators(int i)
 {
-	const IdgenSpec *spec = &registry_slots[i].spec;
+	const IdgenSpec *spec = &idgen_registry_slots[i].spec;
 
 	return spec->shard_field < 0 ? 1 : 1 << spec->fields[spec->shard_field].bits;
 }
@@ -174,11 +174,11 @@ idgen_slot_ngenerators(int i)
 int
 idgen_registry_find(const char *name)
 {
-	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 
 	pg_read_barrier();
 	for (uint32 i = 0; i < n; i++)
-		if (strcmp(registry_slots[i].name, name) == 0)
+		if (strcmp(idgen_registry_slots[i].name, name) == 0)
 			return (int) i;
 	return -1;
 }
@@ -189,7 +189,7 @@ idgen_registry_find(const char *name)
 void
 idgen_registry_set_floor(int64 floor_unix_ms)
 {
-	registry->floor_unix_ms = floor_unix_ms;
+	idgen_registry_shm->floor_unix_ms = floor_unix_ms;
 }
 
 /*
@@ -200,15 +200,15 @@ idgen_registry_set_floor(int64 floor_unix_ms)
 void
 idgen_registry_raise_node_floors(int64 floor_unix_ms)
 {
-	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 
-	registry->node_floor_unix_ms = Max(registry->node_floor_unix_ms, floor_unix_ms);
+	idgen_registry_shm->node_floor_unix_ms = Max(idgen_registry_shm->node_floor_unix_ms, floor_unix_ms);
 	for (uint32 i = 0; i < n; i++)
 	{
 		IdgenLayout layout;
 
-		if (registry_slots[i].spec.node_bits == 0 ||
-			registry_slots[i].spec.time_field < 0)
+		if (idgen_registry_slots[i].spec.node_bits == 0 ||
+			idgen_registry_slots[i].spec.time_field < 0)
 			continue;
 		idgen_slot_layout(i, &layout);
 		for (int s = 0; s < idgen_slot_ngenerators(i); s++)
@@ -227,9 +227,9 @@ idgen_registry_raise_node_floors(int64 floor_unix_ms)
 static void
 idgen_counter_raise_floor(int i, uint64 floor)
 {
-	idgen_raise_position(&registry_gens[i].gen, floor);
+	idgen_raise_position(&idgen_registry_gens[i].gen, floor);
 	pg_write_barrier();
-	pg_atomic_fetch_add_u32(&registry_slots[i].counter_floor_epoch, 1);
+	pg_atomic_fetch_add_u32(&idgen_registry_slots[i].counter_floor_epoch, 1);
 }
 
 /*
@@ -240,13 +240,13 @@ idgen_counter_raise_floor(int i, uint64 floor)
 void
 idgen_registry_raise_node_counters(void)
 {
-	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 	uint64		floor;
 
 	for (uint32 i = 0; i < n; i++)
-		if (registry_slots[i].spec.node_bits > 0 &&
-			registry_slots[i].spec.time_field < 0 &&
-			idgen_lease_counter_floor(registry_slots[i].name, &floor))
+		if (idgen_registry_slots[i].spec.node_bits > 0 &&
+			idgen_registry_slots[i].spec.time_field < 0 &&
+			idgen_lease_counter_floor(idgen_registry_slots[i].name, &floor))
 			idgen_counter_raise_floor(i, floor);
 }
 
@@ -254,13 +254,13 @@ idgen_registry_raise_node_counters(void)
 void
 idgen_registry_note_node_counters(void)
 {
-	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 
 	for (uint32 i = 0; i < n; i++)
-		if (registry_slots[i].spec.node_bits > 0 &&
-			registry_slots[i].spec.time_field < 0)
-			(void) idgen_lease_note_counter(registry_slots[i].name,
-											pg_atomic_read_u64(&registry_slots[i].counter_reserved));
+		if (idgen_registry_slots[i].spec.node_bits > 0 &&
+			idgen_registry_slots[i].spec.time_field < 0)
+			(void) idgen_lease_note_counter(idgen_registry_slots[i].name,
+											pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved));
 }
 
 /*
@@ -273,7 +273,7 @@ idgen_registry_note_node_counters(void)
 uint64
 idgen_registry_load_requests(void)
 {
-	uint64		requests = pg_atomic_read_u64(&registry->load_requests);
+	uint64		requests = pg_atomic_read_u64(&idgen_registry_shm->load_requests);
 
 	pg_memory_barrier();
 	return requests;
@@ -282,7 +282,7 @@ idgen_registry_load_requests(void)
 bool
 idgen_registry_load_requested(uint64 requests)
 {
-	return requests != pg_atomic_read_u64(&registry->loads_served);
+	return requests != pg_atomic_read_u64(&idgen_registry_shm->loads_served);
 }
 
 /*
@@ -295,7 +295,7 @@ idgen_registry_load_requested(uint64 requests)
 uint64
 idgen_registry_changes(void)
 {
-	uint64		changes = pg_atomic_read_u64(&registry->changes);
+	uint64		changes = pg_atomic_read_u64(&idgen_registry_shm->changes);
 
 	pg_memory_barrier();
 	return changes;
@@ -306,17 +306,17 @@ idgen_registry_loads_served(uint64 requests)
 {
 	/* the slots the load installed before the lookups look again */
 	pg_write_barrier();
-	pg_atomic_write_u64(&registry->loads_served, requests);
+	pg_atomic_write_u64(&idgen_registry_shm->loads_served, requests);
 }
 
 /* The engine's view of a slot's layout. */
 void
 idgen_slot_layout(int i, IdgenLayout *layout)
 {
-	const IdgenSpec *spec = &registry_slots[i].spec;
+	const IdgenSpec *spec = &idgen_registry_slots[i].spec;
 
 	memset(layout, 0, sizeof(*layout));
-	layout->name = registry_slots[i].name;
+	layout->name = idgen_registry_slots[i].name;
 	layout->funcname = "idgen_next";
 	layout->seq_bits = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].bits;
 	layout->ms_limit = spec->tick_limit;
@@ -329,12 +329,12 @@ idgen_slot_layout(int i, IdgenLayout *layout)
 void
 idgen_slot_set_state(int i, IdgenSlotState state, const char *message)
 {
-	IdgenNamedSlot *slot = &registry_slots[i];
+	IdgenNamedSlot *slot = &idgen_registry_slots[i];
 	int			n = idgen_slot_ngenerators(i);
 
-	SpinLockAcquire(&registry->mutex);
+	SpinLockAcquire(&idgen_registry_shm->mutex);
 	strlcpy(slot->message, message ? message : "", sizeof(slot->message));
-	SpinLockRelease(&registry->mutex);
+	SpinLockRelease(&idgen_registry_shm->mutex);
 	pg_atomic_write_u32(&slot->state, state);
 	for (int s = 0; s < n; s++)
 	{
@@ -405,7 +405,7 @@ idgen_registry_install(const IdgenRegistryRow *row)
 {
 	const char *name = row->name;
 	bool		dropped = row->dropped;
-	uint32		i = pg_atomic_read_u32(&registry->nslots);
+	uint32		i = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 	IdgenNamedSlot *slot;
 	IdgenSpec	spec;
 	bool		fits;
@@ -423,7 +423,7 @@ idgen_registry_install(const IdgenRegistryRow *row)
 	if (!idgen_registry_row_spec(row, &spec))
 		return;
 
-	slot = &registry_slots[i];
+	slot = &idgen_registry_slots[i];
 	memset(slot, 0, sizeof(*slot));
 	strlcpy(slot->name, name, sizeof(slot->name));
 	slot->spec = spec;
@@ -449,13 +449,13 @@ idgen_registry_install(const IdgenRegistryRow *row)
 	{
 		int			need = 1 << spec.fields[spec.shard_field].bits;
 
-		if (registry->pool_used + need > idgen_generator_shards)
+		if (idgen_registry_shm->pool_used + need > idgen_generator_shards)
 			refusal = psprintf("its %d shards do not fit \"idgen.generator_shards\" (%d, %d in use)",
-							   need, idgen_generator_shards, registry->pool_used);
+							   need, idgen_generator_shards, idgen_registry_shm->pool_used);
 		else
 		{
-			slot->shard_base = registry->pool_used;
-			registry->pool_used += need;
+			slot->shard_base = idgen_registry_shm->pool_used;
+			idgen_registry_shm->pool_used += need;
 		}
 	}
 
@@ -465,13 +465,13 @@ idgen_registry_install(const IdgenRegistryRow *row)
 		IdgenGenerator *gen = idgen_slot_generator(i, s);
 
 		idgen_generator_init(gen, false);
-		if (registry->floor_unix_ms > 0 && spec.time_field >= 0)
+		if (idgen_registry_shm->floor_unix_ms > 0 && spec.time_field >= 0)
 			idgen_raise_floor(gen, &layout,
-							  registry->floor_unix_ms - idgen_epoch_unix_ms);
-		if (registry->node_floor_unix_ms > 0 && spec.time_field >= 0 &&
+							  idgen_registry_shm->floor_unix_ms - idgen_epoch_unix_ms);
+		if (idgen_registry_shm->node_floor_unix_ms > 0 && spec.time_field >= 0 &&
 			spec.node_bits > 0)
 			idgen_raise_floor(gen, &layout,
-							  registry->node_floor_unix_ms - idgen_epoch_unix_ms);
+							  idgen_registry_shm->node_floor_unix_ms - idgen_epoch_unix_ms);
 		if (spec.time_field < 0 && spec.node_bits > 0)
 		{
 			uint64		floor;
@@ -504,7 +504,7 @@ idgen_registry_install(const IdgenRegistryRow *row)
 	else
 		idgen_slot_set_state(i, dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
 	pg_write_barrier();
-	pg_atomic_write_u32(&registry->nslots, i + 1);
+	pg_atomic_write_u32(&idgen_registry_shm->nslots, i + 1);
 }
 
 /* Do two parsed definitions issue the same IDs from the same state? */
@@ -536,7 +536,7 @@ idgen_registry_same(int i, const IdgenRegistryRow *row)
 
 	if (!idgen_registry_row_spec(row, now))
 		return false;
-	return idgen_spec_same(&registry_slots[i].spec, now);
+	return idgen_spec_same(&idgen_registry_slots[i].spec, now);
 }
 
 /*
@@ -683,7 +683,7 @@ idgen_counter_take_restored(int i, uint64 row)
 	idgen_counter_raise_floor(i, row);
 	ereport(LOG,
 			(errmsg("idgen keeper: counter \"%s\" continues above its restored durable state " UINT64_FORMAT,
-					registry_slots[i].name, row)));
+					idgen_registry_slots[i].name, row)));
 }
 
 /*
@@ -701,7 +701,7 @@ idgen_registry_load_counters(Oid relid)
 	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	HeapTuple	tup;
 
-	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 	bool	   *seen = palloc0(sizeof(bool) * Max(n, 1));
 
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
@@ -715,21 +715,21 @@ idgen_registry_load_counters(Oid relid)
 		if (nulls[0] || nulls[1])
 			continue;
 		i = idgen_registry_find(TextDatumGetCString(values[0]));
-		if (i < 0 || (uint32) i >= n || registry_slots[i].spec.time_field >= 0)
+		if (i < 0 || (uint32) i >= n || idgen_registry_slots[i].spec.time_field >= 0)
 			continue;
 		seen[i] = true;
 		row = (uint64) DatumGetInt64(values[1]);
-		if (!registry_slots[i].state_loaded || registry_slots[i].state_missing)
+		if (!idgen_registry_slots[i].state_loaded || idgen_registry_slots[i].state_missing)
 		{
-			uint64		floor = idgen_counter_floor_of(&registry_slots[i], relid);
+			uint64		floor = idgen_counter_floor_of(&idgen_registry_slots[i], relid);
 
-			idgen_raise_position(&registry_gens[i].gen, Max(row, floor));
+			idgen_raise_position(&idgen_registry_gens[i].gen, Max(row, floor));
 			if (floor > row)
 			{
-				registry_slots[i].state_rewrite = true;
+				idgen_registry_slots[i].state_rewrite = true;
 				ereport(WARNING,
 						(errmsg("idgen keeper: counter \"%s\" resumes above " UINT64_FORMAT ", where this server reserved it before",
-								registry_slots[i].name, floor),
+								idgen_registry_slots[i].name, floor),
 						 errdetail("Its durable state in database \"%s\" is newer than the reservation this server recorded in file \"%s\": the extension was re-created, or \"idgen.database\" changed.",
 								   idgen_database, IDGEN_COUNTER_FLOOR_FILE)));
 			}
@@ -740,19 +740,19 @@ idgen_registry_load_counters(Oid relid)
 			 * parallel pg_restore commits them in either order), and is
 			 * taken as a start would take it.
 			 */
-			if (registry_slots[i].state_missing)
+			if (idgen_registry_slots[i].state_missing)
 			{
-				registry_slots[i].state_missing = false;
-				idgen_slot_set_state(i, registry_slots[i].defined_dropped ?
+				idgen_registry_slots[i].state_missing = false;
+				idgen_slot_set_state(i, idgen_registry_slots[i].defined_dropped ?
 									 IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
 				ereport(LOG,
 						(errmsg("idgen keeper: counter \"%s\" found its durable state; it resumes above " UINT64_FORMAT,
-								registry_slots[i].name, Max(row, floor))));
+								idgen_registry_slots[i].name, Max(row, floor))));
 			}
 		}
-		else if (row < pg_atomic_read_u64(&registry_slots[i].counter_reserved))
-			registry_slots[i].state_rewrite = true;
-		else if (row > pg_atomic_read_u64(&registry_slots[i].counter_reserved))
+		else if (row < pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved))
+			idgen_registry_slots[i].state_rewrite = true;
+		else if (row > pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved))
 			idgen_counter_take_restored(i, row);
 	}
 	table_endscan(scan);
@@ -765,7 +765,7 @@ idgen_registry_load_counters(Oid relid)
 	 */
 	for (uint32 i = 0; i < n; i++)
 	{
-		IdgenNamedSlot *slot = &registry_slots[i];
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 
 		if (slot->spec.time_field < 0 && !seen[i] &&
 			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_REFUSED)
@@ -776,7 +776,7 @@ idgen_registry_load_counters(Oid relid)
 			if (!slot->state_loaded && floor > 0)
 			{
 				/* lost, but this server recorded how far it had got */
-				idgen_raise_position(&registry_gens[i].gen, floor);
+				idgen_raise_position(&idgen_registry_gens[i].gen, floor);
 				slot->state_rewrite = true;
 				ereport(WARNING,
 						(errmsg("idgen keeper: counter \"%s\" lost its durable state; it resumes above " UINT64_FORMAT ", where this server reserved it before",
@@ -806,7 +806,7 @@ idgen_registry_load_counters(Oid relid)
 	 */
 	for (uint32 i = 0; i < n; i++)
 	{
-		IdgenNamedSlot *slot = &registry_slots[i];
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 		const char *other;
 
 		if (!slot->check_after_load)
@@ -841,7 +841,7 @@ static IdgenCounterPlan *counter_plan = NULL;
 int
 idgen_registry_plan_counters(void)
 {
-	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 
 	if (counter_plan == NULL)
 		counter_plan = MemoryContextAlloc(TopMemoryContext,
@@ -850,8 +850,8 @@ idgen_registry_plan_counters(void)
 	pg_read_barrier();
 	for (uint32 i = 0; i < n; i++)
 	{
-		IdgenNamedSlot *slot = &registry_slots[i];
-		IdgenGenerator *gen = &registry_gens[i].gen;
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
+		IdgenGenerator *gen = &idgen_registry_gens[i].gen;
 		uint64		reserved;
 		uint64		want;
 		uint64		next;
@@ -920,7 +920,7 @@ idgen_registry_write_counters(Oid relid)
 		if (nulls[0])
 			continue;
 		for (int p = 0; p < counter_plan_n; p++)
-			if (strcmp(registry_slots[counter_plan[p].slot].name,
+			if (strcmp(idgen_registry_slots[counter_plan[p].slot].name,
 					   TextDatumGetCString(values[0])) == 0)
 			{
 				uint64		row = nulls[1] ? 0 : (uint64) DatumGetInt64(values[1]);
@@ -942,7 +942,7 @@ idgen_registry_write_counters(Oid relid)
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
-		values[0] = CStringGetTextDatum(registry_slots[counter_plan[p].slot].name);
+		values[0] = CStringGetTextDatum(idgen_registry_slots[counter_plan[p].slot].name);
 		values[1] = Int64GetDatum((int64) counter_plan[p].reserved);
 		simple_heap_insert(rel, heap_form_tuple(desc, values, nulls));
 	}
@@ -967,7 +967,7 @@ idgen_counter_floors_cover(void)
 	idgen_counter_floors_read();
 	for (int p = 0; p < counter_plan_n; p++)
 	{
-		IdgenNamedSlot *slot = &registry_slots[counter_plan[p].slot];
+		IdgenNamedSlot *slot = &idgen_registry_slots[counter_plan[p].slot];
 		IdgenCounterFloor *cf = idgen_counter_floor_find(slot->name,
 														 slot->node_value, true);
 
@@ -1007,8 +1007,8 @@ idgen_registry_publish_counters(void)
 
 	/* under a leased node id, etcd records them first (lease.c) */
 	for (int p = 0; p < counter_plan_n && idgen_leases_on; p++)
-		if (registry_slots[counter_plan[p].slot].spec.node_bits > 0)
-			noted |= idgen_lease_note_counter(registry_slots[counter_plan[p].slot].name,
+		if (idgen_registry_slots[counter_plan[p].slot].spec.node_bits > 0)
+			noted |= idgen_lease_note_counter(idgen_registry_slots[counter_plan[p].slot].name,
 											  counter_plan[p].reserved);
 	if (noted)
 		idgen_lease_record_counters();
@@ -1016,7 +1016,7 @@ idgen_registry_publish_counters(void)
 	for (int p = 0; p < counter_plan_n; p++)
 	{
 		const IdgenCounterPlan *plan = &counter_plan[p];
-		IdgenNamedSlot *slot = &registry_slots[plan->slot];
+		IdgenNamedSlot *slot = &idgen_registry_slots[plan->slot];
 		uint64		old = pg_atomic_read_u64(&slot->counter_reserved);
 		uint64		refill = (uint64) slot->spec.counter.refill;
 
@@ -1131,21 +1131,21 @@ idgen_registry_load(Oid relid)
 		 * in the other order, so a state we act on is never newer than the
 		 * stamp we checked.
 		 */
-		state = pg_atomic_read_u32(&registry_slots[i].state);
+		state = pg_atomic_read_u32(&idgen_registry_slots[i].state);
 		pg_read_barrier();
-		if (idgen_clock_monotonic_ms() - registry_slots[i].state_changed_ms <
+		if (idgen_clock_monotonic_ms() - idgen_registry_slots[i].state_changed_ms <
 			IDGEN_REGISTRY_SETTLE_MS)
 			continue;
-		if (state == IDGEN_SLOT_REFUSED && !registry_slots[i].state_missing)
+		if (state == IDGEN_SLOT_REFUSED && !idgen_registry_slots[i].state_missing)
 			continue;
 		if (!idgen_registry_same(i, &row))
 		{
-			registry_slots[i].state_missing = false;
+			idgen_registry_slots[i].state_missing = false;
 			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 								 "its definition in idgen_generator changed after IDs were issued under it");
 		}
-		else if (registry_slots[i].state_missing)
-			registry_slots[i].defined_dropped = row.dropped;
+		else if (idgen_registry_slots[i].state_missing)
+			idgen_registry_slots[i].defined_dropped = row.dropped;
 		else if (row.dropped != (state == IDGEN_SLOT_DROPPED))
 			idgen_slot_set_state(i, row.dropped ? IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
 	}
@@ -1164,7 +1164,7 @@ idgen_registry_load_grants(Oid relid)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
-	uint32		n = pg_atomic_read_u32(&registry->nslots);
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 	TableScanDesc scan;
 	HeapTuple	tup;
 	bool	   *pub;
@@ -1207,10 +1207,10 @@ idgen_registry_load_grants(Oid relid)
 
 	for (uint32 i = 0; i < n; i++)
 	{
-		IdgenNamedSlot *slot = &registry_slots[i];
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 		bool		changed;
 
-		SpinLockAcquire(&registry->mutex);
+		SpinLockAcquire(&idgen_registry_shm->mutex);
 		changed = pg_atomic_read_u32(&slot->acl_version) == 0 ||
 			slot->acl_public != pub[i] || slot->acl_n != nroles[i] ||
 			memcmp(slot->acl_roles, &roles[i * IDGEN_MAX_GRANTEES],
@@ -1222,7 +1222,7 @@ idgen_registry_load_grants(Oid relid)
 			memcpy(slot->acl_roles, &roles[i * IDGEN_MAX_GRANTEES],
 				   sizeof(Oid) * nroles[i]);
 		}
-		SpinLockRelease(&registry->mutex);
+		SpinLockRelease(&idgen_registry_shm->mutex);
 		if (changed)
 			pg_atomic_fetch_add_u32(&slot->acl_version, 1);
 	}

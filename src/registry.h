@@ -119,9 +119,9 @@ typedef struct IdgenRegistryRow
 } IdgenRegistryRow;
 
 /* registry.c: the slots, and the keeper's side */
-extern IdgenRegistry *registry;
-extern IdgenGeneratorPadded *registry_gens;
-extern IdgenNamedSlot *registry_slots;
+extern IdgenRegistry *idgen_registry_shm;
+extern IdgenGeneratorPadded *idgen_registry_gens;
+extern IdgenNamedSlot *idgen_registry_slots;
 
 extern IdgenGenerator *idgen_slot_generator(int i, int32 shard);
 extern int	idgen_slot_ngenerators(int i);
@@ -133,8 +133,8 @@ extern bool idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now);
 extern void idgen_registry_read_definition(const char *name, IdgenSpec *spec);
 
 /* named.c: the backends' side, and the pending list of counter values */
-extern int	counter_pending_n;
-extern bool counter_committing;
+extern int	idgen_counter_pending_n;
+extern bool idgen_counter_committing;
 
 extern void idgen_named_not_owned(IdgenGenerator *gen);
 extern void idgen_counter_pending_forget_doomed(void);
