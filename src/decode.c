@@ -38,7 +38,7 @@
  * The moment of a millisecond since the epoch.  Unlike the other direction
  * (idgen_timestamptz_to_ms) this cannot overflow: ms is within 0..2^41
  * wherever it comes from (a decoded ID's time field, or a layout's
- * ms_limit), and the check hook of idgen.epoch only accepts an epoch in
+ * tick_limit), and the check hook of idgen.epoch only accepts an epoch in
  * the past, so the result lies at most about 70 years after a moment
  * before the server started.
  */
@@ -56,7 +56,7 @@ static void
 idgen_report_time_range(const IdgenLayout *layout, const char *funcname)
 {
 	char	   *from = pstrdup(timestamptz_to_str(idgen_epoch_ts));
-	char	   *to = pstrdup(timestamptz_to_str(idgen_ms_to_timestamptz(layout->ms_limit)));
+	char	   *to = pstrdup(timestamptz_to_str(idgen_ms_to_timestamptz(layout->tick_limit)));
 
 	ereport(ERROR,
 			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
@@ -82,7 +82,7 @@ idgen_timestamptz_to_ms(TimestampTz ts, const IdgenLayout *layout,
 
 	if (!TIMESTAMP_NOT_FINITE(ts) && ts >= idgen_epoch_ts &&
 		!pg_sub_s64_overflow(ts, idgen_epoch_ts, &us) &&
-		us / 1000 < layout->ms_limit)
+		us / 1000 < layout->tick_limit)
 		return us / 1000;
 	idgen_report_time_range(layout, funcname);
 	pg_unreachable();

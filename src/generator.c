@@ -171,8 +171,8 @@ idgen_first_position_from(const IdgenLayout *layout, int64 ms)
 		tick++;
 		hi = 0;
 	}
-	if (tick >= layout->ms_limit)
-		return idgen_tick_position(layout, layout->ms_limit);
+	if (tick >= layout->tick_limit)
+		return idgen_tick_position(layout, layout->tick_limit);
 	return idgen_tick_position(layout, tick) + (hi << (layout->seq_bits - k));
 }
 
@@ -197,15 +197,15 @@ idgen_ticks_to_ms(const IdgenLayout *layout, int64 ticks)
 static inline int64
 idgen_observe_clock(IdgenGenerator *gen, const IdgenLayout *layout, int64 now)
 {
-	if (likely(now >= gen->clock_ms))
+	if (likely(now >= gen->clock_tick))
 	{
-		gen->clock_ms = now;
+		gen->clock_tick = now;
 		return now;
 	}
 	now = idgen_layout_now(layout);
-	if (now < gen->clock_ms)
+	if (now < gen->clock_tick)
 		gen->regressions++;
-	gen->clock_ms = now;
+	gen->clock_tick = now;
 	return now;
 }
 
@@ -256,7 +256,7 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now_ms,
 		return IDGEN_BEFORE_EPOCH;
 	}
 	/* a tick at or past the limit is never shifted: it would wrap */
-	if (unlikely(now >= layout->ms_limit))
+	if (unlikely(now >= layout->tick_limit))
 	{
 		SpinLockRelease(&gen->mutex);
 		return IDGEN_EXHAUSTED;
@@ -264,7 +264,7 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now_ms,
 	next = Max(gen->last + 1, idgen_tick_position(layout, now));
 	last = next + count - 1;
 	next_tick = (int64) (last >> layout->seq_bits);
-	if (unlikely(next_tick >= layout->ms_limit))
+	if (unlikely(next_tick >= layout->tick_limit))
 	{
 		SpinLockRelease(&gen->mutex);
 		return IDGEN_EXHAUSTED;
@@ -365,7 +365,7 @@ idgen_generator_init(IdgenGenerator *gen, bool owned)
 	SpinLockInit(&gen->mutex);
 	gen->owned = owned;
 	gen->last = 0;
-	gen->clock_ms = 0;
+	gen->clock_tick = 0;
 	gen->issued = 0;
 	gen->borrowed = 0;
 	gen->waits = 0;
@@ -387,13 +387,13 @@ static void
 idgen_report_exhausted(const IdgenLayout *layout)
 {
 	TimestampTz end = idgen_ms_to_timestamptz(idgen_tick_start_ms(layout,
-																  layout->ms_limit));
+																  layout->tick_limit));
 
 	ereport(ERROR,
 			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 			 errmsg("%s ID range is exhausted", layout->name),
 			 errdetail("The layout's timestamp field ran out at %s, %lld ticks after its epoch.",
-					   timestamptz_to_str(end), (long long) layout->ms_limit),
+					   timestamptz_to_str(end), (long long) layout->tick_limit),
 			 errhint("IDs of this layout cannot be issued any more with this epoch; use a new ID column or a layout with a later epoch.")));
 }
 

@@ -97,7 +97,7 @@ typedef struct IdgenGenerator
 	bool		owned;			/* may issue here (instagram: idgen.shards
 								 * and instagram_id_release) */
 	uint64		last;			/* position of the last ID issued; 0 = none */
-	int64		clock_ms;		/* latest wall clock read under mutex */
+	int64		clock_tick;		/* latest wall-clock tick read under mutex */
 	uint64		issued;			/* IDs issued */
 	uint64		borrowed;		/* IDs issued with a timestamp ahead of the
 								 * wall clock */
@@ -337,14 +337,14 @@ idgen_instagram_id_at(uint64 position, int32 shard)
  * of unit_ms milliseconds from its own epoch, offset_ms after idgen.epoch:
  * the fixed layouts (snowflake, instagram, the 128-bit ones) are unit 1,
  * offset 0, and a named generator counting milliseconds takes exactly
- * their path, plus one subtraction.  ms_limit is in ticks.
+ * their path, plus one subtraction.
  */
 typedef struct IdgenLayout
 {
 	const char *name;			/* "snowflake" or "instagram" */
 	const char *funcname;		/* its generator: "snowflake_id", ... */
 	int			seq_bits;
-	int64		ms_limit;		/* first tick that cannot be issued */
+	int64		tick_limit;		/* first tick that cannot be issued */
 	/* raise the error for a generator that is not owned here; no return */
 	void		(*report_not_owned) (IdgenGenerator *gen);
 	int64		offset_ms;		/* its epoch, in ms since idgen.epoch */
@@ -354,14 +354,14 @@ typedef struct IdgenLayout
 
 /*
  * The first position of a tick: tick << seq_bits.  Caller guarantees
- * 0 <= tick <= layout->ms_limit; every layout's limit is chosen so that
- * ms_limit << seq_bits fits 63 bits, so this never wraps.  Every place
+ * 0 <= tick <= layout->tick_limit; every layout's limit is chosen so that
+ * tick_limit << seq_bits fits 63 bits, so this never wraps.  Every place
  * that turns a tick into a position goes through here.
  */
 static inline uint64
 idgen_tick_position(const IdgenLayout *layout, int64 tick)
 {
-	Assert(tick >= 0 && tick <= layout->ms_limit);
+	Assert(tick >= 0 && tick <= layout->tick_limit);
 	return (uint64) tick << layout->seq_bits;
 }
 

@@ -39,7 +39,7 @@ const IdgenLayout idgen_instagram_layout = {
 	.name = "instagram",
 	.funcname = "instagram_id",
 	.seq_bits = IDGEN_INSTAGRAM_SEQ_BITS,
-	.ms_limit = IDGEN_INSTAGRAM_MS_LIMIT,
+	.tick_limit = IDGEN_INSTAGRAM_MS_LIMIT,
 	.report_not_owned = idgen_instagram_not_owned,
 	IDGEN_LAYOUT_MS_SINCE_EPOCH,
 };

@@ -319,7 +319,7 @@ idgen_slot_layout(int i, IdgenLayout *layout)
 	layout->name = idgen_registry_slots[i].name;
 	layout->funcname = "idgen_next";
 	layout->seq_bits = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].bits;
-	layout->ms_limit = spec->tick_limit;
+	layout->tick_limit = spec->tick_limit;
 	layout->report_not_owned = idgen_named_not_owned;
 	layout->offset_ms = spec->epoch_unix_ms - idgen_epoch_unix_ms;
 	layout->unit_ms = spec->unit_ms;

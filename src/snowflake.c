@@ -23,7 +23,7 @@ const IdgenLayout idgen_snowflake_layout = {
 	.name = "snowflake",
 	.funcname = "snowflake_id",
 	.seq_bits = IDGEN_SNOWFLAKE_SEQ_BITS,
-	.ms_limit = IDGEN_SNOWFLAKE_MS_LIMIT,
+	.tick_limit = IDGEN_SNOWFLAKE_MS_LIMIT,
 	.report_not_owned = idgen_report_never_switched_off,
 	IDGEN_LAYOUT_MS_SINCE_EPOCH,
 };

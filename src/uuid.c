@@ -41,7 +41,7 @@ const IdgenLayout idgen_uuidv7_layout = {
 	.name = "uuidv7",
 	.funcname = "idgen_uuidv7",
 	.seq_bits = IDGEN_UUIDV7_SEQ_BITS,
-	.ms_limit = IDGEN_UUID_MS_LIMIT,
+	.tick_limit = IDGEN_UUID_MS_LIMIT,
 	.report_not_owned = idgen_report_never_switched_off,
 	IDGEN_LAYOUT_MS_SINCE_EPOCH,
 };
@@ -50,7 +50,7 @@ const IdgenLayout idgen_flake128_layout = {
 	.name = "flake128",
 	.funcname = "idgen_flake128",
 	.seq_bits = IDGEN_FLAKE128_SEQ_BITS,
-	.ms_limit = IDGEN_UUID_MS_LIMIT,
+	.tick_limit = IDGEN_UUID_MS_LIMIT,
 	.report_not_owned = idgen_report_never_switched_off,
 	IDGEN_LAYOUT_MS_SINCE_EPOCH,
 };
