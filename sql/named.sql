@@ -182,6 +182,10 @@ SELECT idgen_create_generator('unnamed', NULL);
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_decode('legacy', -1);
 \echo :LAST_ERROR_SQLSTATE
+SELECT idgen_time('legacy', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_decode_layout(-1, 'snowflake');
+\echo :LAST_ERROR_SQLSTATE
 
 -- decoding foreign IDs needs no definition: Instagram's worked example
 -- (epoch 2011-01-01, 1,387,263,000 ms, shard 1341, seq 5001 % 1024) and the
