@@ -99,17 +99,6 @@ idgen_report_part_out_of_range(const char *what, int32 value, int32 max)
 	pg_unreachable();
 }
 
-/* Decoders refuse negative input: no idgen layout produces one. */
-static inline int64
-idgen_check_id(int64 id)
-{
-	if (unlikely(id < 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ID %lld is negative", (long long) id),
-				 errdetail("idgen never issues negative IDs, so this value did not come from idgen.")));
-	return id;
-}
 
 static Datum
 idgen_parts_tuple(FunctionCallInfo fcinfo, int64 ms, int32 which, int32 seq)

@@ -717,6 +717,21 @@ extern void idgen_registry_publish_counters(void);
 /* named.c: counter values taken ahead are durable by a statement's end */
 extern void idgen_counter_statement_end(void);
 
+/*
+ * Decoders refuse negative input (22023): no idgen layout produces one.
+ * Returns id.
+ */
+static inline int64
+idgen_check_id(int64 id)
+{
+	if (unlikely(id < 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ID %lld is negative", (long long) id),
+				 errdetail("idgen never issues negative IDs, so this value did not come from idgen.")));
+	return id;
+}
+
 /* decode.c */
 IDGEN_NORETURN extern void idgen_report_part_out_of_range(const char *what,
 														  int32 value,

@@ -554,12 +554,7 @@ idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id)
 {
 	StringInfoData buf;
 
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ID must not be negative"),
-				 errdetail("No layout produces a negative ID.")));
-
+	idgen_check_id(id);
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '{');
 	for (int i = 0; i < spec->nfields; i++)

@@ -1023,16 +1023,6 @@ idgen_named_time_spec(FunctionCallInfo fcinfo, const char *funcname)
 	return spec;
 }
 
-static void
-idgen_check_id(int64 id)
-{
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ID must not be negative"),
-				 errdetail("No layout produces a negative ID.")));
-}
-
 PG_FUNCTION_INFO_V1(idgen_time);
 Datum
 idgen_time(PG_FUNCTION_ARGS)
