@@ -424,6 +424,7 @@ fuzz_walk_object(JsonbContainer *c)
 	JsonbIteratorToken tok;
 	JsonbValue	v;
 	char	   *key = NULL;
+	int			key_len = 0;
 
 	FUZZ_CHECK(idgen_json_element(c, 0) == NULL, "an object has an element 0");
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
@@ -435,11 +436,14 @@ fuzz_walk_object(JsonbContainer *c)
 		if (tok == WJB_KEY)
 		{
 			key = pnstrdup(v.val.string.val, v.val.string.len);
-			fuzz_check_base64(key, v.val.string.len);
+			key_len = v.val.string.len;
+			fuzz_check_base64(key, key_len);
 			continue;
 		}
-		if (tok != WJB_VALUE || key == NULL || strlen(key) != v.val.string.len)
-			continue;			/* (a key with a NUL cannot be asked for) */
+		if (tok == WJB_BEGIN_OBJECT || tok == WJB_END_OBJECT)
+			continue;
+		FUZZ_CHECK(tok == WJB_VALUE && key != NULL && strlen(key) == key_len,
+				   "an object's token %d without its key", tok);
 
 		FUZZ_CHECK(idgen_json_get(c, key, &got) && got.type == v.type,
 				   "field \"%s\" of type %d reads as %d", key, v.type, got.type);
