@@ -55,6 +55,10 @@
  *	  with nothing believed; a claim and a check say what the transaction
  *	  did.
  *
+ * The input is also read as the value of a reservation key (base64 in a
+ * key-value, as etcd carries it), by the record's reader and the holder's
+ * description, with the same checks.
+ *
  * IDENTIFICATION
  *	  fuzz/fuzz_etcd_answer.c
  *
@@ -632,6 +636,26 @@ fuzz_lease(JsonbContainer *answer)
 			   "a check gives %d", n);
 }
 
+/*
+ * The input as the value of a key, as etcd would carry it (base64 in a
+ * key-value): a reservation record, and a holder's description.  Mutations
+ * of the answers' base64 values seldom make JSON; this reaches the
+ * record's reader with any text.
+ */
+static void
+fuzz_value(const char *text)
+{
+	char	   *kv_text = psprintf("{\"key\": \"%s\", \"mod_revision\": \"41\", \"value\": \"%s\"}",
+								   idgen_base64("/idgen/reservation/7"), idgen_base64(text));
+	Jsonb	   *kv = idgen_etcd_parse(kv_text, "value");
+	IdgenLeaseRecord rec;
+
+	FUZZ_CHECK(kv != NULL, "a key-value made of the input is not JSON: %s", kv_text);
+	fuzz_check_record("value", &kv->root, idgen_lease_parse_record(7, &kv->root, &rec), &rec);
+	FUZZ_CHECK(idgen_lease_describe_holder(idgen_json_string(&kv->root, "value")) != NULL,
+			   "no description of a holder");
+}
+
 /* ----- the target ----- */
 
 int
@@ -683,6 +707,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_lease(message == NULL ? root : NULL);
 	FUZZ_CHECK(fuzz_calls > 0, "lease.c asked nothing");
+	if (size > 0)
+		fuzz_value(text);
 	fuzz_reset();
 	return 0;
 }
