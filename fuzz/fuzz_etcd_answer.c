@@ -546,6 +546,35 @@ fuzz_check_record(const char *what, JsonbContainer *kv, bool readable,
 				   what, rec->floor_unix_ms, reserved);
 		/* each field read is checked against its text on the way */
 		fuzz_walk(&json->root);
+
+		/* a readable record believes each counter as written, and only those */
+		if (idgen_json_container(&json->root, "counters") != NULL &&
+			JsonContainerIsObject(idgen_json_container(&json->root, "counters")))
+		{
+			JsonbIterator *it = JsonbIteratorInit(idgen_json_container(&json->root, "counters"));
+			JsonbIteratorToken tok;
+			JsonbValue	v;
+			int			i = 0;
+
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				IdgenLeaseCounter *c;
+				int64		bound;
+
+				if (tok != WJB_VALUE)
+					continue;
+				c = i < list_length(rec->counters) ? list_nth(rec->counters, i) : NULL;
+				FUZZ_CHECK(c != NULL && fuzz_value_int64(&v, &bound) && v.type == jbvNumeric &&
+						   bound >= 0 && c->value == (uint64) bound,
+						   "%s: counter %d read as " UINT64_FORMAT ", written otherwise",
+						   what, i, c ? c->value : 0);
+				i++;
+			}
+			FUZZ_CHECK(i == list_length(rec->counters), "%s: %d counters read, %d written",
+					   what, list_length(rec->counters), i);
+		}
+		else
+			FUZZ_CHECK(rec->counters == NIL, "%s: counters read, none written", what);
 	}
 	foreach(lc, rec->counters)
 	{
