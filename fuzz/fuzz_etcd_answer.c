@@ -19,15 +19,17 @@
  * jsonfuncs.c, json.c, numeric.c and list.c from its bitcode
  * (pkglibdir/bitcode), uninstrumented, and the JSON lexer and parser,
  * src/common/jsonapi.c, from libpgcommon.a, which is its frontend build
- * (the server's bitcode does not hold src/common).  PostgreSQL 15's common/jsonapi.h declares
- * JsonLexContext and JsonSemAction with no FRONTEND-dependent field, so
- * the frontend jsonapi.o and the backend's jsonb.c agree on their layout.
- * The frontend build differs from the server's in two ways that matter
+ * (the server's bitcode does not hold src/common).  PostgreSQL 15's
+ * common/jsonapi.h, which both builds include, declares JsonLexContext
+ * and JsonSemAction with no FRONTEND-dependent field, so the frontend
+ * jsonapi.o and the backend's jsonb.c agree on their layout.  The
+ * frontend build differs from the server's in three ways that matter
  * here: it does not call check_stack_depth() (so the input is limited to
- * IDGEN_FUZZ_MAX_ANSWER bytes, whose nesting the stack holds), and it
- * turns a \u escape into UTF-8 itself rather than through
- * pg_unicode_to_server, which is the same in a UTF8 database, the one
- * this target stands for.
+ * IDGEN_FUZZ_MAX_ANSWER bytes, whose nesting the stack holds); it turns a
+ * \u escape into UTF-8 itself rather than through pg_unicode_to_server,
+ * which is the same in a UTF8 database, the one this target stands for;
+ * and it has no json_errdetail, which a stand-in below replaces (idgen
+ * reads only the error's message, not its detail).
  *
  * Checked, for any input:
  *
