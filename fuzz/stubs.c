@@ -393,6 +393,15 @@ ExceptionalCondition(const char *conditionName, const char *errorType,
 
 /* ----- StringInfo ----- */
 
+StringInfo
+makeStringInfo(void)
+{
+	StringInfo	res = palloc(sizeof(StringInfoData));
+
+	initStringInfo(res);
+	return res;
+}
+
 void
 initStringInfo(StringInfo str)
 {

@@ -45,6 +45,24 @@ FUZZ_UNREACHED(parse_int)
 FUZZ_UNREACHED(pre_format_elog_string)
 FUZZ_UNREACHED(tm2timestamp)
 
+/*
+ * lease.c, compiled whole by the etcd_answer target: the lease protocol
+ * beyond reading answers; and the date and time printing of json.c
+ */
+FUZZ_UNREACHED(s_lock)
+FUZZ_UNREACHED(idgen_raise_floor)
+FUZZ_UNREACHED(idgen_registry_note_node_counters)
+FUZZ_UNREACHED(idgen_registry_raise_node_counters)
+FUZZ_UNREACHED(idgen_registry_raise_node_floors)
+FUZZ_UNREACHED(EncodeDateOnly)
+FUZZ_UNREACHED(EncodeDateTime)
+FUZZ_UNREACHED(EncodeSpecialDate)
+FUZZ_UNREACHED(EncodeSpecialTimestamp)
+FUZZ_UNREACHED(EncodeTimeOnly)
+FUZZ_UNREACHED(j2date)
+FUZZ_UNREACHED(time2tm)
+FUZZ_UNREACHED(timetz2tm)
+
 char	   *GUC_check_errdetail_string __attribute__((weak));
 char	   *GUC_check_errmsg_string __attribute__((weak));
 _Bool		process_shared_preload_libraries_in_progress __attribute__((weak));

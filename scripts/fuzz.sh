@@ -18,13 +18,13 @@
 # the work directory is then kept (otherwise removed, unless --keep).
 #
 # Needs clang and libclang-rt-14-dev (installed from Debian if missing,
-# which needs root) and PostgreSQL 15's server headers and bitcode
-# (scripts/pg.sh).  PG_CONFIG may name another pg_config; only 15's has
-# been tried.
+# which needs root) and PostgreSQL 15's server headers, bitcode, and
+# static libpgcommon.a and libpgport.a (scripts/pg.sh).  PG_CONFIG may
+# name another pg_config; only 15's has been tried.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-targets_all="layout codec counter_owned shards clock epoch lease_word"
+targets_all="layout codec counter_owned shards clock epoch lease_word etcd_answer"
 
 usage() {
 	echo "usage: $(basename "$0") [--seconds N] [--only \"$targets_all\"] [--grow-corpus] [--keep]" >&2
@@ -61,6 +61,12 @@ sources_of() {
 		# fuzz_epoch.c includes src/guc.c; PostgreSQL's date and time parser
 		# comes from the server's own bitcode, compiled below
 		epoch) echo "$work/pg_datetime.o $work/pg_timestamp.o $work/pg_date.o -Wl,--gc-sections -lm" ;;
+		# fuzz_etcd_answer.c includes src/etcd.c and src/lease.c; jsonb
+		# from the server's bitcode, its JSON parser from libpgcommon.a
+		etcd_answer) echo "$work/pg_jsonb.o $work/pg_jsonb_util.o $work/pg_jsonfuncs.o" \
+			"$work/pg_json.o $work/pg_numeric.o $work/pg_list.o" \
+			"$work/pgcommon/jsonapi.o $work/pgcommon/base64.o $work/pgcommon/wchar.o" \
+			"$work/pgcommon/qsort_arg.o -Wl,--gc-sections -lm" ;;
 	esac
 }
 
@@ -98,6 +104,39 @@ case " $targets " in
 			clang -c -O1 -ffunction-sections -fdata-sections -Wno-override-module \
 				-o "$work/pg_$f.o" "$bitcode/$f.bc"
 		done
+		;;
+esac
+case " $targets " in
+	*" etcd_answer "*)
+		# jsonb and numeric from the server's bitcode; the JSON lexer and
+		# parser (src/common/jsonapi.c), base64 and the encoding tables are
+		# not in it: their frontend builds come from libpgcommon.a, and
+		# qsort_arg from libpgport.a (both in pkglibdir on Debian)
+		bitcode=$("$PG_CONFIG" --pkglibdir)/bitcode/postgres
+		for f in utils/adt/jsonb utils/adt/jsonb_util utils/adt/jsonfuncs utils/adt/json \
+			utils/adt/numeric nodes/list; do
+			if [ ! -f "$bitcode/$f.bc" ]; then
+				echo "$(basename "$0"): $bitcode/$f.bc is missing (a PostgreSQL built without LLVM?): the etcd_answer target needs it" >&2
+				exit 1
+			fi
+			clang -c -O1 -ffunction-sections -fdata-sections -Wno-override-module \
+				-o "$work/pg_$(basename "$f").o" "$bitcode/$f.bc"
+		done
+		mkdir -p "$work/pgcommon"
+		extract() {			# a static library's name, then the members to take
+			local lib=$1 d
+			shift
+			for d in "$("$PG_CONFIG" --pkglibdir)" "$("$PG_CONFIG" --libdir)"; do
+				if [ -f "$d/$lib" ]; then
+					(cd "$work/pgcommon" && ar x "$d/$lib" "$@")
+					return
+				fi
+			done
+			echo "$(basename "$0"): $lib not found (postgresql-server-dev-15 ships it): the etcd_answer target needs it" >&2
+			exit 1
+		}
+		extract libpgcommon.a jsonapi.o base64.o wchar.o
+		extract libpgport.a qsort_arg.o
 		;;
 esac
 say "building $(echo $targets | wc -w) targets with $(clang --version | head -n 1) against $includes"

@@ -214,6 +214,17 @@ idgen_json_int64(JsonbContainer *c, const char *key, int64 *out)
 	return errno == 0 && *end == '\0';
 }
 
+/* etcd's error message in an answer: top level, or a stream's "error" */
+char *
+idgen_etcd_message(JsonbContainer *answer)
+{
+	char	   *message = idgen_json_string(answer, "message");
+
+	if (message == NULL)
+		message = idgen_json_string(idgen_json_container(answer, "error"), "message");
+	return message;
+}
+
 char *
 idgen_base64(const char *data)
 {
@@ -476,17 +487,6 @@ idgen_etcd_plain_refusal(const char *url, long status, StringInfo body)
 	else
 		IDGEN_ETCD_ERROR("%s: HTTP status %ld: %.100s", url, status, body->data);
 	return true;
-}
-
-/* etcd's error message in an answer: top level, or a stream's "error" */
-static char *
-idgen_etcd_message(JsonbContainer *answer)
-{
-	char	   *message = idgen_json_string(answer, "message");
-
-	if (message == NULL)
-		message = idgen_json_string(idgen_json_container(answer, "error"), "message");
-	return message;
 }
 
 /*

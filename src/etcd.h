@@ -36,6 +36,7 @@ extern JsonbContainer *idgen_json_element(JsonbContainer *array, uint32 i);
 extern char *idgen_json_string(JsonbContainer *c, const char *key);
 extern bool idgen_json_numeric_int64(JsonbValue *v, int64 *out);
 extern bool idgen_json_int64(JsonbContainer *c, const char *key, int64 *out);
+extern char *idgen_etcd_message(JsonbContainer *answer);
 
 /* etcd's gateway carries keys and values in base64 */
 extern char *idgen_base64(const char *data);
