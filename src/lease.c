@@ -281,7 +281,13 @@ idgen_lease_describe_holder(const char *value64)
 	return text;
 }
 
-/* Grant a lease; returns its id, or 0.  *sent is when we asked. */
+/*
+ * Grant a lease; returns its id, or 0.  *sent is when we asked, *ttl_s the
+ * TTL to go by: etcd's, but never more than we asked for.  The holder's
+ * deadline follows from it, and an answer naming a longer TTL (etcd's
+ * minimum TTL, or an answer gone wrong) must not let it issue after etcd
+ * may have let the lease expire.
+ */
 static int64
 idgen_etcd_grant(int64 *sent, int64 *ttl_s)
 {
@@ -300,6 +306,7 @@ idgen_etcd_grant(int64 *sent, int64 *ttl_s)
 		IDGEN_ETCD_ERROR("etcd granted no lease");
 		return 0;
 	}
+	*ttl_s = Min(*ttl_s, idgen_lease_ttl_s);
 	return id;
 }
 
@@ -795,7 +802,10 @@ idgen_etcd_claim(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec,
 	return 0;
 }
 
-/* Renew; returns the TTL etcd gives (0: the lease is gone), -1 on failure. */
+/*
+ * Renew; returns the TTL to go by (etcd's, never more than we asked for,
+ * as for a grant; 0: the lease is gone), or -1 on failure.
+ */
 static int64
 idgen_etcd_keepalive(int64 lease_id)
 {
@@ -816,7 +826,7 @@ idgen_etcd_keepalive(int64 lease_id)
 	}
 	if (!idgen_json_int64(result, "TTL", &ttl))
 		ttl = 0;				/* etcd omits a zero TTL: the lease expired */
-	return ttl;
+	return Min(ttl, idgen_lease_ttl_s);	/* as for a grant */
 }
 
 /*
