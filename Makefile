@@ -19,6 +19,7 @@ OBJS = \
 	src/named.o \
 	src/definitions.o \
 	src/counter.o \
+	src/ranges.o \
 	src/codec.o \
 	src/lease.o \
 	src/etcd.o \

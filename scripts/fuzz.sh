@@ -54,13 +54,13 @@ done
 # The base-layer files each target compiles besides its own and the stubs.
 sources_of() {
 	case $1 in
-		layout | counter_owned | clock) echo src/layout.c src/counter.c ;;
+		layout | counter_owned | clock) echo src/layout.c src/counter.c src/ranges.c ;;
 		codec) echo src/codec.c ;;
 		lease_word) echo "" ;;		# the lease word is composed in idgen.h
-		shards) echo "" ;;			# fuzz_shards.c includes src/guc.c
+		shards) echo src/ranges.c ;;	# fuzz_shards.c includes src/guc.c
 		# fuzz_epoch.c includes src/guc.c; PostgreSQL's date and time parser
 		# comes from the server's own bitcode, compiled below
-		epoch) echo "$work/pg_datetime.o $work/pg_timestamp.o $work/pg_date.o -Wl,--gc-sections -lm" ;;
+		epoch) echo "src/ranges.c $work/pg_datetime.o $work/pg_timestamp.o $work/pg_date.o -Wl,--gc-sections -lm" ;;
 		# fuzz_etcd_answer.c includes src/etcd.c and src/lease.c; jsonb
 		# from the server's bitcode, its JSON parser from libpgcommon.a
 		etcd_answer) echo "$work/pg_jsonb.o $work/pg_jsonb_util.o $work/pg_jsonfuncs.o" \

@@ -96,46 +96,23 @@ idgen_counter_error(const char *detail)
 static void
 idgen_parse_owned(const char *text, IdgenCounterSpec *counter)
 {
-	bool		owned[IDGEN_MAX_STRIPES] = {0};
-	const char *p = text;
+	bool		owned[IDGEN_MAX_STRIPES];
 
-	for (;;)
+	switch (idgen_parse_ranges(text, counter->stripes - 1, owned))
 	{
-		long		lo;
-		long		hi;
-		char	   *end;
-
-		while (isspace((unsigned char) *p))
-			p++;
-		if (*p == '\0')
+		case IDGEN_RANGES_OK:
 			break;
-		if (!isdigit((unsigned char) *p))
+		case IDGEN_RANGES_SYNTAX:
 			idgen_counter_error("\"owned\" lists stripes or ranges separated by commas, such as \"0-3, 5\".");
-		lo = hi = strtol(p, &end, 10);
-		p = end;
-		while (isspace((unsigned char) *p))
-			p++;
-		if (*p == '-')
-		{
-			p++;
-			while (isspace((unsigned char) *p))
-				p++;
-			if (!isdigit((unsigned char) *p))
-				idgen_counter_error("A range of stripes needs two numbers, such as \"0-3\".");
-			hi = strtol(p, &end, 10);
-			p = end;
-		}
-		if (lo > hi || hi >= counter->stripes)
+			break;
+		case IDGEN_RANGES_HALF:
+			idgen_counter_error("A range of stripes needs two numbers, such as \"0-3\".");
+			break;
+		case IDGEN_RANGES_TOO_HIGH:
+		case IDGEN_RANGES_BACKWARDS:
 			idgen_counter_error(psprintf("Owned stripes range from 0 to %d (\"stripes\" is %d).",
 										 counter->stripes - 1, counter->stripes));
-		for (long s = lo; s <= hi; s++)
-			owned[s] = true;
-		while (isspace((unsigned char) *p))
-			p++;
-		if (*p == ',')
-			p++;
-		else if (*p != '\0')
-			idgen_counter_error("\"owned\" lists stripes or ranges separated by commas, such as \"0-3, 5\".");
+			break;
 	}
 	counter->nowned = 0;
 	for (int s = 0; s < counter->stripes; s++)

@@ -392,48 +392,26 @@ const uint8 *idgen_owned_shards = idgen_all_shards;
 static const char *
 idgen_parse_shards(const char *str, uint8 *bitmap)
 {
-	const char *p = str;
+	bool		owned[IDGEN_INSTAGRAM_NSHARDS];
 
 	memset(bitmap, 0, IDGEN_INSTAGRAM_NSHARDS / 8);
-	for (;;)
+	switch (idgen_parse_ranges(str, IDGEN_INSTAGRAM_MAX_SHARD, owned))
 	{
-		long		lo;
-		long		hi;
-		char	   *end;
-
-		while (isspace((unsigned char) *p))
-			p++;
-		if (*p == '\0')
-			return NULL;
-		if (!isdigit((unsigned char) *p))
+		case IDGEN_RANGES_OK:
+			break;
+		case IDGEN_RANGES_SYNTAX:
 			return "Give shard numbers or ranges separated by commas, such as \"0-4095, 5000\".";
-		lo = hi = strtol(p, &end, 10);
-		p = end;
-		while (isspace((unsigned char) *p))
-			p++;
-		if (*p == '-')
-		{
-			p++;
-			while (isspace((unsigned char) *p))
-				p++;
-			if (!isdigit((unsigned char) *p))
-				return "A range needs two shard numbers, such as \"0-4095\".";
-			hi = strtol(p, &end, 10);
-			p = end;
-		}
-		if (lo > IDGEN_INSTAGRAM_MAX_SHARD || hi > IDGEN_INSTAGRAM_MAX_SHARD)
+		case IDGEN_RANGES_HALF:
+			return "A range needs two shard numbers, such as \"0-4095\".";
+		case IDGEN_RANGES_TOO_HIGH:
 			return "Shards range from 0 to 8191.";
-		if (lo > hi)
+		case IDGEN_RANGES_BACKWARDS:
 			return "A range must not end below its start.";
-		for (long s = lo; s <= hi; s++)
-			bitmap[s >> 3] |= 1 << (s & 7);
-		while (isspace((unsigned char) *p))
-			p++;
-		if (*p == ',')
-			p++;
-		else if (*p != '\0')
-			return "Give shard numbers or ranges separated by commas, such as \"0-4095, 5000\".";
 	}
+	for (int s = 0; s < IDGEN_INSTAGRAM_NSHARDS; s++)
+		if (owned[s])
+			bitmap[s >> 3] |= 1 << (s & 7);
+	return NULL;
 }
 
 static bool

@@ -465,6 +465,17 @@ typedef struct IdgenSpec
 	IdgenCounterSpec counter;	/* counter layouts only */
 } IdgenSpec;
 
+/* ranges.c */
+typedef enum IdgenRangesProblem
+{
+	IDGEN_RANGES_OK,
+	IDGEN_RANGES_SYNTAX,		/* not numbers and ranges separated by commas */
+	IDGEN_RANGES_HALF,			/* a range without its end */
+	IDGEN_RANGES_TOO_HIGH,		/* a number above the maximum */
+	IDGEN_RANGES_BACKWARDS		/* a range that ends below its start */
+} IdgenRangesProblem;
+extern IdgenRangesProblem idgen_parse_ranges(const char *text, int max, bool *member);
+
 /* counter.c */
 extern void idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch,
 										int32 refill, int32 stripes,
