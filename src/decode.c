@@ -122,8 +122,8 @@ idgen_parts_tuple(FunctionCallInfo fcinfo, int64 ms, int32 which, int32 seq)
 #define SNOWFLAKE_MS(id)	((id) >> IDGEN_SNOWFLAKE_TIME_SHIFT)
 #define SNOWFLAKE_NODE(id)	((int32) (((id) >> IDGEN_SNOWFLAKE_NODE_SHIFT) & IDGEN_SNOWFLAKE_MAX_NODE))
 #define SNOWFLAKE_SEQ(id)	((int32) ((id) & IDGEN_SNOWFLAKE_MAX_SEQ))
-#define INSTAGRAM_MS(id)	((id) >> IDGEN_INSTAGRAM_TIME_SHIFT)
-#define INSTAGRAM_SHARD(id) ((int32) (((id) >> IDGEN_INSTAGRAM_SHARD_SHIFT) & IDGEN_INSTAGRAM_MAX_SHARD))
+#define INSTAGRAM_MS(id)	idgen_instagram_ms_of(id)
+#define INSTAGRAM_SHARD(id) idgen_instagram_shard_of(id)
 #define INSTAGRAM_SEQ(id)	((int32) ((id) & IDGEN_INSTAGRAM_MAX_SEQ))
 
 /* ---- snowflake decoders ---- */

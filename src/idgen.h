@@ -313,6 +313,19 @@ idgen_instagram_compose(int64 ms, int32 shard, int32 seq)
 					(uint64) seq);
 }
 
+/* The parts of a non-negative instagram ID. */
+static inline int64
+idgen_instagram_ms_of(int64 id)
+{
+	return id >> IDGEN_INSTAGRAM_TIME_SHIFT;
+}
+
+static inline int32
+idgen_instagram_shard_of(int64 id)
+{
+	return (int32) ((id >> IDGEN_INSTAGRAM_SHARD_SHIFT) & IDGEN_INSTAGRAM_MAX_SHARD);
+}
+
 /*
  * An instagram ID and its shard generator's position, (ms << seq_bits) |
  * seq, converted in one place.

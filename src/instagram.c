@@ -169,16 +169,15 @@ idgen_instagram_id_advance(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ID does not belong to shard %d", shard),
 				 errdetail("Instagram IDs are never negative.")));
-	if (((id >> IDGEN_INSTAGRAM_SHARD_SHIFT) & IDGEN_INSTAGRAM_MAX_SHARD) != shard)
+	if (idgen_instagram_shard_of(id) != shard)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ID does not belong to shard %d", shard),
-				 errdetail("It is an ID of shard %d.",
-						   (int) ((id >> IDGEN_INSTAGRAM_SHARD_SHIFT) & IDGEN_INSTAGRAM_MAX_SHARD))));
+				 errdetail("It is an ID of shard %d.", idgen_instagram_shard_of(id))));
 
 	shared = idgen_require_shared("instagram_id_advance");
 	idgen_refuse_in_recovery("instagram_id_advance");
-	ms = id >> IDGEN_INSTAGRAM_TIME_SHIFT;
+	ms = idgen_instagram_ms_of(id);
 	ahead_ms = ms - idgen_clock_ms();
 	if (ahead_ms > idgen_max_lead_ms && !force)
 		ereport(ERROR,
