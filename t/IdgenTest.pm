@@ -495,9 +495,10 @@ sub psql_session
 	return $s;
 }
 
-# Run $sql (no trailing semicolon needed) in session $s and wait for it,
-# for at most the suite's timeout.  Returns a hash: stdout and stderr of
-# the statement; on an error, sqlstate and message (of the first error);
+# Run $sql (one statement or several; a trailing semicolon or none) in
+# session $s and wait for it, for at most the suite's timeout.  Returns a
+# hash: stdout and stderr; if any statement failed, sqlstate (the last
+# error's, even if later statements succeeded) and message (the first's);
 # lost, if psql ended or stopped answering, or the server closed the
 # connection.  The statement is followed by \r, so that one left open (a
 # parenthesis never closed) cannot swallow the next ones: such a
@@ -508,16 +509,21 @@ sub session_run
 	my $tag = '@@session ' . ++$s->{n} . '@@';
 	$s->{out} = $s->{err} = '';
 	$s->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
-	$s->{in} .= "\\set SQLSTATE none\n$sql\n;\n\\r\n\\echo '$tag' :SQLSTATE\n\\warn '$tag'\n";
+	# psql runs each statement of $sql on its own, and the ";" added
+	# after it may run an empty one: SQLSTATE is only the last one's, so
+	# LAST_ERROR_SQLSTATE, reset first, tells whether any failed.
+	$s->{in} .= "\\set SQLSTATE none\n\\set LAST_ERROR_SQLSTATE 00000\n$sql\n;\n\\r\n"
+	  . "\\echo '$tag' :SQLSTATE :LAST_ERROR_SQLSTATE\n\\warn '$tag'\n";
 	my $done = eval {
 		$s->{h}->pump
-		  until $s->{out} =~ /^\Q$tag\E \S+\n/m && $s->{err} =~ /^\Q$tag\E\n/m;
+		  until $s->{out} =~ /^\Q$tag\E \S+ \S+\n/m && $s->{err} =~ /^\Q$tag\E\n/m;
 		1;
 	};
 	return { lost => ($@ || 'psql ended') . "\nstderr: $s->{err}" } unless $done;
 	my ($out, $err) = ($s->{out}, $s->{err});
-	$out =~ s/^\Q$tag\E (\S+)\n//m;
-	my $state = $1;
+	$out =~ s/^\Q$tag\E (\S+) (\S+)\n//m;
+	my ($state, $last_error) = ($1, $2);
+	$state = $last_error if $last_error ne '00000';
 	$err =~ s/^\Q$tag\E\n//m;
 	my %r = (stdout => $out, stderr => $err);
 	$r{lost} = $err if $err =~ /server closed the connection|connection to server was lost|no connection to the server/;
@@ -538,7 +544,7 @@ sub session_safe
 	my ($s, $sql) = @_;
 	my $r = session_run($s, $sql);
 	die "in [$s->{label}]: " . ($r->{lost} // $r->{stderr}) . "\nwhile running: $sql"
-	  if $r->{lost} || $r->{sqlstate};
+	  if $r->{lost} || $r->{sqlstate} || $r->{stderr} =~ /^(?:ERROR|FATAL|PANIC):/m;
 	chomp $r->{stdout};
 	return $r->{stdout};
 }
