@@ -644,7 +644,10 @@ fuzz_lease(JsonbContainer *answer)
 
 		for (int i = 0; i <= IDGEN_SNOWFLAKE_MAX_NODE; i++)
 		{
-			FUZZ_CHECK(held[i] == true || held[i] == false, "held[%d] not set", i);
+			/* as bytes: a bool holding 0x7f would compare as anything */
+			unsigned char byte = ((unsigned char *) held)[i];
+
+			FUZZ_CHECK(byte == 0 || byte == 1, "held[%d] not set (%d)", i, byte);
 			count += held[i];
 		}
 		while (idgen_json_element(kvs, keys) != NULL)
