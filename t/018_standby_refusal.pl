@@ -119,6 +119,15 @@ is(on_standby(qq{SELECT idgen_time('later', $later)}),
 like(error_of($standby, "SELECT idgen_next('later')"), qr/^25006: /,
 	'on a standby, idgen_next() of a replayed generator refuses with 25006');
 
+# A session decoding many IDs reads the definition once (the backend
+# keeps the last one it read), and what it keeps must not outlive a change
+# to the table: the checks below run in one session on the standby that
+# has decoded by that name just before.
+my $reader = psql_session($standby, 'postgres');
+my $many = qq{SELECT count(idgen_time('timed', $ids{timed}[0] + g)) = 1000
+	FROM generate_series(0, 999) g};
+is(session_safe($reader, $many), 't', 'a session on the standby decodes 1,000 IDs by name');
+
 # The standby trusts the table as the keeper does: owned by a superuser,
 # its columns unaltered (a superuser's mistake on the primary reaches the
 # standby too).  Last, since the primary's keeper refuses it as well.
@@ -127,12 +136,20 @@ $primary->wait_for_catchup($standby);
 like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
 	qr/^42501: idgen's "idgen_generator" in database "postgres" is not a logged table owned by a superuser/,
 	'on a standby, a definition table a non-superuser owns is not read (42501)');
-$primary->safe_psql('postgres', q{ALTER TABLE idgen_generator OWNER TO CURRENT_USER;
-	ALTER TABLE idgen_generator ADD COLUMN note text});
+like(session_run($reader, "SELECT idgen_decode('timed', $id)")->{message} // 'no error',
+	qr/^idgen's "idgen_generator" in database "postgres" is not a logged table owned by a superuser/,
+	'nor by a session that read the definition before the change');
+$primary->safe_psql('postgres', q{ALTER TABLE idgen_generator OWNER TO CURRENT_USER});
+$primary->wait_for_catchup($standby);
+is(session_safe($reader, $many), 't', 'the owner restored, the session decodes again');
+$primary->safe_psql('postgres', q{ALTER TABLE idgen_generator ADD COLUMN note text});
 $primary->wait_for_catchup($standby);
 like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
 	qr/^55000: idgen's table idgen_generator in database "postgres" has been altered/,
 	'on a standby, an altered definition table is not read (55000)');
+is(session_run($reader, "SELECT idgen_decode('timed', $id)")->{sqlstate}, '55000',
+	'nor by a session that read the definition before');
+session_end($reader);
 
 # decoding by layout reads no server state
 is($standby->safe_psql('postgres', qq{
