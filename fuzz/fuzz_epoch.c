@@ -104,21 +104,6 @@ pg_toupper(unsigned char ch)
 	return (ch >= 'a' && ch <= 'z') ? ch - ('a' - 'A') : ch;
 }
 
-size_t
-strlcpy(char *dst, const char *src, size_t siz)
-{
-	size_t		len = strlen(src);
-
-	if (siz > 0)
-	{
-		size_t		n = Min(len, siz - 1);
-
-		memcpy(dst, src, n);
-		dst[n] = '\0';
-	}
-	return len;
-}
-
 /* as src/common/string.c */
 int
 strtoint(const char *pg_restrict str, char **pg_restrict endptr, int base)

@@ -249,45 +249,6 @@ pg_mblen_range(const char *mbstr, const char *end)
 	return Min(len, end - mbstr);
 }
 
-/* as src/port/pgstrcasecmp.c */
-int
-pg_strncasecmp(const char *s1, const char *s2, size_t n)
-{
-	while (n-- > 0)
-	{
-		unsigned char ch1 = (unsigned char) *s1++;
-		unsigned char ch2 = (unsigned char) *s2++;
-
-		if (ch1 != ch2)
-		{
-			if (ch1 >= 'A' && ch1 <= 'Z')
-				ch1 += 'a' - 'A';
-			if (ch2 >= 'A' && ch2 <= 'Z')
-				ch2 += 'a' - 'A';
-			if (ch1 != ch2)
-				return (int) ch1 - (int) ch2;
-		}
-		if (ch1 == 0)
-			break;
-	}
-	return 0;
-}
-
-size_t
-strlcpy(char *dst, const char *src, size_t siz)
-{
-	size_t		len = strlen(src);
-
-	if (siz > 0)
-	{
-		size_t		n = Min(len, siz - 1);
-
-		memcpy(dst, src, n);
-		dst[n] = '\0';
-	}
-	return len;
-}
-
 /* ----- the transport ----- */
 
 static const char *fuzz_text;	/* this input, as etcd's answer */

@@ -538,7 +538,13 @@ pg_ascii_tolower(unsigned char ch)
 int
 pg_strcasecmp(const char *s1, const char *s2)
 {
-	for (;;)
+	return pg_strncasecmp(s1, s2, SIZE_MAX);
+}
+
+int
+pg_strncasecmp(const char *s1, const char *s2, size_t n)
+{
+	while (n-- > 0)
 	{
 		unsigned char ch1 = (unsigned char) *s1++;
 		unsigned char ch2 = (unsigned char) *s2++;
@@ -553,8 +559,25 @@ pg_strcasecmp(const char *s1, const char *s2)
 				return (int) ch1 - (int) ch2;
 		}
 		if (ch1 == 0)
-			return 0;
+			break;
 	}
+	return 0;
+}
+
+/* as src/port/strlcpy.c */
+size_t
+strlcpy(char *dst, const char *src, size_t siz)
+{
+	size_t		len = strlen(src);
+
+	if (siz > 0)
+	{
+		size_t		n = Min(len, siz - 1);
+
+		memcpy(dst, src, n);
+		dst[n] = '\0';
+	}
+	return len;
 }
 
 /* ----- settings the base layer reads (guc.c defines them in the server) ----- */
