@@ -223,6 +223,9 @@ typedef struct IdgenNamedCache
 	Oid			usage_user;		/* the user last allowed to draw here */
 	uint32		usage_version;	/* the slot's acl_version then */
 	uint32		usage_roles;	/* idgen_roles_changed then */
+	/* during recovery (idgen_named_definition): the definition read last */
+	char		standby_name[NAMEDATALEN];
+	IdgenSpec  *standby_spec;	/* NULL until one is read */
 } IdgenNamedCache;
 
 /*
@@ -996,9 +999,32 @@ idgen_named_definition(FunctionCallInfo fcinfo, const char *funcname,
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("generator \"%s\" does not exist", cname)));
+
+	/*
+	 * A report decodes every row of a table: the call site keeps the
+	 * definition it read for the rest of its statement, under whose
+	 * snapshot it was read and checked.  The next statement reads and
+	 * checks again.  The rest of the cache stays as a lookup on a primary
+	 * leaves a failed one (namelen -1), so that after a promotion in the
+	 * middle of the statement the primary's path looks the name up.
+	 */
+	cache = fcinfo->flinfo->fn_extra;
+	if (cache != NULL && cache->standby_spec != NULL &&
+		strcmp(cache->standby_name, cname) == 0)
+		return cache->standby_spec;
 	spec = palloc(sizeof(IdgenSpec));
 	idgen_registry_read_definition(cname, spec);
-	return spec;
+	if (cache == NULL)
+	{
+		cache = fcinfo->flinfo->fn_extra =
+			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(IdgenNamedCache));
+		cache->namelen = -1;
+	}
+	if (cache->standby_spec == NULL)
+		cache->standby_spec = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(IdgenSpec));
+	*cache->standby_spec = *spec;
+	strlcpy(cache->standby_name, cname, NAMEDATALEN);
+	return cache->standby_spec;
 }
 
 /* 22023 unless the spec has a time field. */

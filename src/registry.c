@@ -1229,42 +1229,6 @@ idgen_registry_load_grants(Oid relid)
 }
 
 /*
- * The last definition idgen_registry_read_definition() read, and the
- * version of idgen_generator's pg_class row it was read with.  A definition
- * row never changes once committed (the guard trigger; a drop only marks
- * it, and a dropped generator decodes alike) and is never removed but with
- * its table, and a backend's snapshots only move forward, so the spec stays
- * right while that pg_class row is current: a re-created extension, a
- * truncation, a changed owner or column of the table all write a new one,
- * and the next call then finds, checks and reads the table afresh.
- */
-static struct
-{
-	bool		valid;
-	char		name[NAMEDATALEN];
-	Oid			relid;
-	TransactionId rel_xmin;
-	ItemPointerData rel_tid;
-	IdgenSpec	spec;
-}			idgen_standby_definition;
-
-static bool
-idgen_standby_definition_current(void)
-{
-	HeapTuple	tup = SearchSysCache1(RELOID,
-									  ObjectIdGetDatum(idgen_standby_definition.relid));
-	bool		current;
-
-	if (!HeapTupleIsValid(tup))
-		return false;
-	current = TransactionIdEquals(HeapTupleHeaderGetXmin(tup->t_data),
-								  idgen_standby_definition.rel_xmin) &&
-		ItemPointerEquals(&tup->t_self, &idgen_standby_definition.rel_tid);
-	ReleaseSysCache(tup);
-	return current;
-}
-
-/*
  * The definition of a named generator during recovery, for the functions
  * that need nothing else (the decoders, idgen_from_parts).  The keeper,
  * which loads the definitions into shared memory for every database, does
@@ -1277,9 +1241,9 @@ idgen_standby_definition_current(void)
  * marked, and decodes as its slot does on the primary: the IDs it issued
  * are still in tables.
  *
- * A report on a standby decodes every row of a table, so the backend keeps
- * the last definition it read (idgen_standby_definition) for the next call
- * with the same name.  Caller is in a transaction.
+ * Each call reads the table and checks everything afresh, under the
+ * caller's snapshot; idgen_named_definition() keeps what it read for the
+ * rest of its statement.  Caller is in a transaction.
  */
 void
 idgen_registry_read_definition(const char *name, IdgenSpec *spec)
@@ -1301,15 +1265,6 @@ idgen_registry_read_definition(const char *name, IdgenSpec *spec)
 				 errdetail("On a standby their definitions are read from idgen_generator there; the keeper, which makes them available in every database, runs only on a primary."),
 				 errhint("Connect to database \"%s\" (\"idgen.database\"), or decode with idgen_decode_layout() and the definition.",
 						 idgen_database)));
-	if (idgen_standby_definition.valid &&
-		strcmp(idgen_standby_definition.name, name) == 0 &&
-		idgen_standby_definition_current())
-	{
-		*spec = idgen_standby_definition.spec;
-		return;
-	}
-	idgen_standby_definition.valid = false;
-
 	/* the keeper's checks, without its creating a missing extension */
 	if (!OidIsValid(get_extension_oid("idgen", true)))
 		ereport(ERROR,
@@ -1338,17 +1293,4 @@ idgen_registry_read_definition(const char *name, IdgenSpec *spec)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("generator \"%s\" does not exist", name)));
-
-	/* remember it, with the version of the table's pg_class row */
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(objs.registry));
-	if (HeapTupleIsValid(tup))
-	{
-		strlcpy(idgen_standby_definition.name, name, NAMEDATALEN);
-		idgen_standby_definition.relid = objs.registry;
-		idgen_standby_definition.rel_xmin = HeapTupleHeaderGetXmin(tup->t_data);
-		idgen_standby_definition.rel_tid = tup->t_self;
-		idgen_standby_definition.spec = *spec;
-		idgen_standby_definition.valid = true;
-		ReleaseSysCache(tup);
-	}
 }

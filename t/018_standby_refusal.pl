@@ -119,10 +119,10 @@ is(on_standby(qq{SELECT idgen_time('later', $later)}),
 like(error_of($standby, "SELECT idgen_next('later')"), qr/^25006: /,
 	'on a standby, idgen_next() of a replayed generator refuses with 25006');
 
-# A session decoding many IDs reads the definition once (the backend
-# keeps the last one it read), and what it keeps must not outlive a change
-# to the table: the checks below run in one session on the standby that
-# has decoded by that name just before.
+# A statement decoding many IDs reads the definition once (its call site
+# keeps it), and nothing kept may outlive the statement: the checks below
+# also run in one session on the standby that decoded by that name just
+# before, and must see each change of who controls the table.
 my $reader = psql_session($standby, 'postgres');
 my $many = qq{SELECT count(idgen_time('timed', $ids{timed}[0] + g)) = 1000
 	FROM generate_series(0, 999) g};
@@ -142,6 +142,14 @@ like(session_run($reader, "SELECT idgen_decode('timed', $id)")->{message} // 'no
 $primary->safe_psql('postgres', q{ALTER TABLE idgen_generator OWNER TO CURRENT_USER});
 $primary->wait_for_catchup($standby);
 is(session_safe($reader, $many), 't', 'the owner restored, the session decodes again');
+$primary->safe_psql('postgres', q{ALTER TABLE idgen_shard_floor OWNER TO app});
+$primary->wait_for_catchup($standby);
+like(session_run($reader, "SELECT idgen_decode('timed', $id)")->{message} // 'no error',
+	qr/^idgen's "idgen_shard_floor" in database "postgres" is not a logged table owned by a superuser/,
+	'nor when another of its tables has changed hands');
+$primary->safe_psql('postgres', q{ALTER TABLE idgen_shard_floor OWNER TO CURRENT_USER});
+$primary->wait_for_catchup($standby);
+is(session_safe($reader, $many), 't', 'and again once it is back');
 $primary->safe_psql('postgres', q{ALTER TABLE idgen_generator ADD COLUMN note text});
 $primary->wait_for_catchup($standby);
 like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
