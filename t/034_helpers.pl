@@ -41,6 +41,9 @@ is(session_run($s, 'SELECT 1/0;')->{sqlstate}, '22012', 'with a trailing semicol
 is(session_run($s, 'SELECT 1/0; SELECT 1')->{sqlstate}, '22012', 'before a statement that succeeds');
 is(session_run($s, 'SELECT 1; SELECT 1/0')->{sqlstate}, '22012', 'after one');
 is(session_run($s, 'SELECT 1; SELECT 2;')->{sqlstate}, undef, 'no SQLSTATE when all succeed');
+my $r = session_run($s, 'BEGIN; SELECT 1/0; SELECT 1; ROLLBACK');
+is("$r->{sqlstate} $r->{message}", '22012 division by zero',
+	'SQLSTATE and message of the same error, the first');
 is(session_run($s, q{SELECT 'a' UNION ALL SELECT NULL})->{stdout}, "a\n<NULL>\n",
 	'rows, NULL visibly');
 is(session_safe($s, 'SELECT 2;'), '2', 'session_safe: the output');

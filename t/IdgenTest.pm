@@ -497,8 +497,8 @@ sub psql_session
 
 # Run $sql (one statement or several; a trailing semicolon or none) in
 # session $s and wait for it, for at most the suite's timeout.  Returns a
-# hash: stdout and stderr; if any statement failed, sqlstate (the last
-# error's, even if later statements succeeded) and message (the first's);
+# hash: stdout and stderr; if any statement failed, even one before a
+# statement that succeeded, sqlstate and message of the first error;
 # lost, if psql ended or stopped answering, or the server closed the
 # connection.  The statement is followed by \r, so that one left open (a
 # parenthesis never closed) cannot swallow the next ones: such a
@@ -523,7 +523,11 @@ sub session_run
 	my ($out, $err) = ($s->{out}, $s->{err});
 	$out =~ s/^\Q$tag\E (\S+) (\S+)\n//m;
 	my ($state, $last_error) = ($1, $2);
-	$state = $last_error if $last_error ne '00000';
+	if ($last_error ne '00000')
+	{
+		# the first error's, as the message (errors are verbose)
+		$state = $err =~ /^(?:ERROR|FATAL|PANIC):\s+([0-9A-Z]{5}):/m ? $1 : $last_error;
+	}
 	$err =~ s/^\Q$tag\E\n//m;
 	my %r = (stdout => $out, stderr => $err);
 	$r{lost} = $err if $err =~ /server closed the connection|connection to server was lost|no connection to the server/;
