@@ -191,8 +191,12 @@ sub retry_sql
 	my $deadline = time + $timeout;
 	while (1)
 	{
-		my ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
-			on_error_stop => 1, timeout => $timeout);
+		# (an exception is psql gone before it read the SQL: see wait_ready)
+		my ($ret, $out, $err) = eval {
+			$node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
+				on_error_stop => 1, timeout => $timeout);
+		};
+		($ret, $out, $err) = (-1, '', $@) unless defined $ret;
 		return $out if $ret == 0;
 		my $code = $err =~ /(?:ERROR|FATAL):\s+([0-9A-Z]{5}):/ ? $1 : 'connection';
 		$injector_errors{$code}++;
@@ -213,16 +217,23 @@ sub wait_ready
 	my ($ret, $out, $err, $timed_out);
 	while (time < $deadline)
 	{
-		($ret, $out, $err) = $node->psql('postgres',
-			'SELECT snowflake_id() > 0, keeper_state FROM idgen_status()',
-			timeout => $timeout, timed_out => \$timed_out);
+		# psql may exit before it has read the query (the server still
+		# restarting after a crash refuses it at once), and IPC::Run then
+		# dies writing to it ("Broken pipe"): that is one more failed try
+		eval {
+			($ret, $out, $err) = $node->psql('postgres',
+				'SELECT snowflake_id() > 0, keeper_state FROM idgen_status()',
+				timeout => $timeout, timed_out => \$timed_out);
+			1;
+		} or ($ret, $out, $err) = (-1, '', $@);
 		return if $ret == 0 && $out eq 't|ready';
 		select(undef, undef, undef, 0.2);
 	}
-	my ($r2, $state) = $node->psql('postgres', q{
+	my ($r2, $state) = eval { $node->psql('postgres', q{
 		SELECT keeper_state, keeper_message, reserved_until, clock_timestamp() FROM idgen_status();
 		SELECT pid, backend_type, state, wait_event_type, wait_event, query FROM pg_stat_activity},
-		timeout => 30, timed_out => \$timed_out);
+		timeout => 30, timed_out => \$timed_out) };
+	$state //= "(no state: $@)";
 	die $node->name . ": the server did not become ready to generate: $out $err\n$state";
 }
 
