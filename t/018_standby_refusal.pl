@@ -131,25 +131,30 @@ is(session_safe($reader, $many), 't', 'a session on the standby decodes 1,000 ID
 # The standby trusts the table as the keeper does: owned by a superuser,
 # its columns unaltered (a superuser's mistake on the primary reaches the
 # standby too).  Last, since the primary's keeper refuses it as well.
-$primary->safe_psql('postgres', 'ALTER TABLE idgen_generator OWNER TO app');
-$primary->wait_for_catchup($standby);
-like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
-	qr/^42501: idgen's "idgen_generator" in database "postgres" is not a logged table owned by a superuser/,
-	'on a standby, a definition table a non-superuser owns is not read (42501)');
-like(session_run($reader, "SELECT idgen_decode('timed', $id)")->{message} // 'no error',
-	qr/^idgen's "idgen_generator" in database "postgres" is not a logged table owned by a superuser/,
-	'nor by a session that read the definition before the change');
-$primary->safe_psql('postgres', q{ALTER TABLE idgen_generator OWNER TO CURRENT_USER});
-$primary->wait_for_catchup($standby);
-is(session_safe($reader, $many), 't', 'the owner restored, the session decodes again');
-$primary->safe_psql('postgres', q{ALTER TABLE idgen_shard_floor OWNER TO app});
-$primary->wait_for_catchup($standby);
-like(session_run($reader, "SELECT idgen_decode('timed', $id)")->{message} // 'no error',
-	qr/^idgen's "idgen_shard_floor" in database "postgres" is not a logged table owned by a superuser/,
-	'nor when another of its tables has changed hands');
-$primary->safe_psql('postgres', q{ALTER TABLE idgen_shard_floor OWNER TO CURRENT_USER});
-$primary->wait_for_catchup($standby);
-is(session_safe($reader, $many), 't', 'and again once it is back');
+# A table of the extension handed to a non-superuser on the primary: the
+# standby refuses to read the definitions (42501), also in the session
+# that read one before; given back, that session decodes again.
+sub handed_over
+{
+	my ($table, %name) = @_;
+	my $refused = qr/idgen's "$table" in database "postgres" is not a logged table owned by a superuser/;
+	$primary->safe_psql('postgres', "ALTER TABLE $table OWNER TO app");
+	$primary->wait_for_catchup($standby);
+	like(error_of($standby, "SELECT idgen_decode('timed', $id)"), qr/^42501: $refused/, $name{fresh})
+	  if $name{fresh};
+	like(session_run($reader, "SELECT idgen_decode('timed', $id)")->{message} // 'no error',
+		qr/^$refused/, $name{session});
+	$primary->safe_psql('postgres', "ALTER TABLE $table OWNER TO CURRENT_USER");
+	$primary->wait_for_catchup($standby);
+	is(session_safe($reader, $many), 't', $name{back});
+}
+handed_over('idgen_generator',
+	fresh => 'on a standby, a definition table a non-superuser owns is not read (42501)',
+	session => 'nor by a session that read the definition before the change',
+	back => 'the owner restored, the session decodes again');
+handed_over('idgen_shard_floor',
+	session => 'nor when another of its tables has changed hands',
+	back => 'and again once it is back');
 $primary->safe_psql('postgres', q{ALTER TABLE idgen_generator ADD COLUMN note text});
 $primary->wait_for_catchup($standby);
 like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
