@@ -191,12 +191,17 @@ sub retry_sql
 	my $deadline = time + $timeout;
 	while (1)
 	{
-		# (an exception is psql gone before it read the SQL: see wait_ready)
+		# psql gone before it read the SQL is one more failed try (see
+		# wait_ready); any other exception, a timeout above all, is not
 		my ($ret, $out, $err) = eval {
 			$node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
 				on_error_stop => 1, timeout => $timeout);
 		};
-		($ret, $out, $err) = (-1, '', $@) unless defined $ret;
+		if (!defined $ret)
+		{
+			die $@ unless $@ =~ /Broken pipe/;
+			($ret, $out, $err) = (-1, '', $@);
+		}
 		return $out if $ret == 0;
 		my $code = $err =~ /(?:ERROR|FATAL):\s+([0-9A-Z]{5}):/ ? $1 : 'connection';
 		$injector_errors{$code}++;
@@ -225,7 +230,10 @@ sub wait_ready
 				'SELECT snowflake_id() > 0, keeper_state FROM idgen_status()',
 				timeout => $timeout, timed_out => \$timed_out);
 			1;
-		} or ($ret, $out, $err) = (-1, '', $@);
+		} or do {
+			die $@ unless $@ =~ /Broken pipe/;
+			($ret, $out, $err) = (-1, '', $@);
+		};
 		return if $ret == 0 && $out eq 't|ready';
 		select(undef, undef, undef, 0.2);
 	}
