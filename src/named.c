@@ -1002,9 +1002,8 @@ idgen_named_definition(FunctionCallInfo fcinfo, const char *funcname,
 
 	/*
 	 * A report decodes every row of a table: the call site keeps the
-	 * definition it read for the rest of its statement, under whose
-	 * snapshot it was read and checked.  The next statement reads and
-	 * checks again.  The rest of the cache stays as a lookup on a primary
+	 * definition it read for as long as it lives, its SQL statement (a
+	 * PL/pgSQL expression's call site lives for the transaction).  The rest of the cache stays as a lookup on a primary
 	 * leaves a failed one (namelen -1), so that after a promotion in the
 	 * middle of the statement the primary's path looks the name up.
 	 */
