@@ -908,7 +908,8 @@ idgen_registry_write_counters(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen's table idgen_counter_state in database \"%s\" has been altered",
-						idgen_database)));
+						idgen_database),
+				 idgen_errhint_repair()));
 
 	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
@@ -1060,7 +1061,8 @@ idgen_registry_open(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen's table idgen_generator in database \"%s\" has been altered",
-						idgen_database)));
+						idgen_database),
+				 idgen_errhint_repair()));
 	return rel;
 }
 
@@ -1177,7 +1179,8 @@ idgen_registry_load_grants(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen's table idgen_generator_grant in database \"%s\" has been altered",
-						idgen_database)));
+						idgen_database),
+				 idgen_errhint_repair()));
 	pub = palloc0(sizeof(bool) * Max(n, 1));
 	nroles = palloc0(sizeof(int) * Max(n, 1));
 	roles = palloc0(sizeof(Oid) * Max(n, 1) * IDGEN_MAX_GRANTEES);

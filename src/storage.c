@@ -50,6 +50,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
@@ -264,8 +265,7 @@ idgen_keeper_note_member(Oid relid, IdgenKeeperObjects *objs)
 							NameStr(cls->relname), idgen_database,
 							kind == RELKIND_SEQUENCE ? "sequence" : "table"),
 					 errdetail("The keeper keeps the durable ID reservation there and trusts nothing else."),
-					 errhint("Drop and re-create the extension in database \"%s\" as a superuser.",
-							 idgen_database)));
+					 idgen_errhint_repair()));
 		*slot = relid;
 	}
 	ReleaseSysCache(tup);
@@ -334,8 +334,7 @@ idgen_keeper_find_objects(IdgenKeeperObjects *objs)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension idgen in database \"%s\" lacks its sequences idgen_hwm and idgen_epoch",
 						idgen_database),
-				 errhint("Drop and re-create the extension in database \"%s\" as a superuser.",
-						 idgen_database)));
+				 idgen_errhint_repair()));
 }
 
 /* A sequence's value, or false if it has none yet (not is_called). */
@@ -360,6 +359,21 @@ idgen_keeper_write_sequence(Oid seqoid, int64 value)
 {
 	(void) DirectFunctionCall2(setval_oid, ObjectIdGetDatum(seqoid),
 							   Int64GetDatum(value));
+}
+
+/*
+ * The hint for an object of the extension that idgen does not trust
+ * (missing, altered, of another kind or owner).  A standby follows its
+ * primary and can only be repaired there.
+ */
+int
+idgen_errhint_repair(void)
+{
+	if (RecoveryInProgress())
+		return errhint("On the primary, drop and re-create the extension in database \"%s\" as a superuser; this standby follows.",
+					   idgen_database);
+	return errhint("Drop and re-create the extension in database \"%s\" as a superuser.",
+				   idgen_database);
 }
 
 /*
@@ -388,8 +402,7 @@ idgen_keeper_open_floors(Oid relid, LOCKMODE lockmode)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen's table idgen_shard_floor in database \"%s\" has been altered",
 						idgen_database),
-				 errhint("Drop and re-create the extension in database \"%s\" as a superuser.",
-						 idgen_database)));
+				 idgen_errhint_repair()));
 	return rel;
 }
 

@@ -51,6 +51,9 @@ extern Relation idgen_keeper_open_floors(Oid relid, LOCKMODE lockmode);
 extern void idgen_keeper_read_floors(Oid relid, uint64 *floors, bool *released,
 									 int64 *last_event);
 
+/* errhint() for an object of the extension idgen does not trust */
+extern int	idgen_errhint_repair(void);
+
 /* the marker file */
 extern bool idgen_keeper_marker_exists(void);
 extern void idgen_keeper_write_marker(void);

@@ -193,6 +193,9 @@ sub refuses_altered
 		"$table altered: the keeper refuses it");
 	like(error_lines($fresh, "idgen's table $table "), qr/ 55000 ERROR:\s+\Q$message\E/,
 		"$table altered: the keeper's error is 55000");
+	like(slurp_file($fresh->logfile),
+		qr/ERROR:\s+\Q$message\E\n[^\n]*HINT:\s+Drop and re-create the extension in database "postgres" as a superuser/,
+		"$table altered: the hint says how to mend it");
 }
 
 sub mend

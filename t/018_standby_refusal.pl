@@ -160,6 +160,9 @@ $primary->wait_for_catchup($standby);
 like(error_of($standby, "SELECT idgen_decode('timed', $id)"),
 	qr/^55000: idgen's table idgen_generator in database "postgres" has been altered/,
 	'on a standby, an altered definition table is not read (55000)');
+like(error_report_of($standby, "SELECT idgen_decode('timed', $id)"),
+	qr/HINT:\s+On the primary, drop and re-create the extension in database "postgres"/,
+	'the hint says where it can be repaired: on the primary');
 is(session_run($reader, "SELECT idgen_decode('timed', $id)")->{sqlstate}, '55000',
 	'nor by a session that read the definition before');
 session_end($reader);
