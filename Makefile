@@ -22,6 +22,7 @@ OBJS = \
 	src/ranges.o \
 	src/codec.o \
 	src/lease.o \
+	src/leasekeys.o \
 	src/etcd.o \
 	src/node.o
 
@@ -57,6 +58,7 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies; every object sees the shared layout.
 $(OBJS): src/idgen.h src/compat.h
-src/etcd.o src/lease.o: src/etcd.h
+src/etcd.o src/lease.o src/leasekeys.o: src/etcd.h
+src/lease.o src/leasekeys.o: src/lease.h
 src/keeper.o src/storage.o: src/storage.h
 src/registry.o src/named.o src/definitions.o: src/registry.h

@@ -2,17 +2,17 @@
  *
  * fuzz_etcd_answer.c
  *	  libFuzzer target: etcd's JSON answers, as the keeper reads them
- *	  (src/etcd.c and src/lease.c).
+ *	  (src/etcd.c, src/leasekeys.c and the src/lease.c it serves).
  *
  * The input is the text of an answer of etcd's v3 JSON gateway.  It goes
  * through idgen's own code: idgen_etcd_parse (jsonb's input function),
- * the readers of etcd.h, and the functions of lease.c that interpret an
+ * the readers of etcd.h, and the functions of leasekeys.c that interpret an
  * answer (a grant, a keepalive, a range of node keys, a reservation
  * record, a claim's and a check's transaction), which this target
- * compiles whole, as the epoch target does guc.c.  etcd.c is compiled
- * without libcurl; lease.c's requests go to fuzz_etcd_call below, which
- * answers every request with the input, as idgen_etcd_call does with a
- * 200 answer: the parsed answer, or NULL if it is not JSON or carries
+ * compiles whole with lease.c, as the epoch target does guc.c.  etcd.c is
+ * compiled without libcurl; the lease's requests go to fuzz_etcd_call
+ * below, which answers every request with the input, as idgen_etcd_call
+ * does with a 200 answer: the parsed answer, or NULL if it is not JSON or carries
  * etcd's error message.
  *
  * jsonb comes from the installed server: jsonb.c, jsonb_util.c,
@@ -49,7 +49,7 @@
  *	  for each 3 or part; a string that decodes, decodes again to the same
  *	  bytes after encoding;
  *	- etcd's message is the answer's "message" or its "error"'s;
- *	- lease.c: a grant's lease id and TTL are the answer's (TTL above 0),
+ *	- leasekeys.c: a grant's lease id and TTL are the answer's (TTL above 0),
  *	  the TTL cut to the one asked for (idgen.lease_ttl); a keepalive's TTL
  *	  is its "result"'s, cut the same way, or 0; no more node ids are
  *	  held than there are keys; a reservation record is absent, readable
@@ -70,12 +70,13 @@
 #define IDGEN_WITHOUT_LIBCURL
 #include "../src/etcd.c"
 
-/* lease.c's transport: this input's answer */
+/* the lease's transport: this input's answer */
 static JsonbContainer *fuzz_etcd_call(const char *path, const char *request,
 									  int64 timeout_ms);
 
 #define idgen_etcd_call fuzz_etcd_call
 #include "../src/lease.c"
+#include "../src/leasekeys.c"
 #undef idgen_etcd_call
 
 #include <ctype.h>

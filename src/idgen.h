@@ -638,9 +638,11 @@ extern char *idgen_lease_password_file;
 extern long idgen_lease_step(void);
 extern void idgen_lease_before_publish(int64 unix_ms);
 extern void idgen_lease_on_keeper_exit(bool shutdown);
+extern void idgen_lease_record_counters(void);
+
+/* leasekeys.c: the counters the reservation record carries */
 extern bool idgen_lease_note_counter(const char *name, uint64 value);
 extern bool idgen_lease_counter_floor(const char *name, uint64 *value);
-extern void idgen_lease_record_counters(void);
 
 /*
  * Before a generator that embeds the node id takes a position: without

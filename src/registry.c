@@ -234,7 +234,7 @@ idgen_counter_raise_floor(int i, uint64 floor)
 
 /*
  * Counter generators that embed the node id resume above what the lease
- * record gives them (lease.c): values a previous holder of the node id may
+ * record gives them (leasekeys.c): values a previous holder of the node id may
  * have handed out.  Keeper only.
  */
 void
