@@ -370,21 +370,21 @@ COMMENT ON VIEW idgen_generators IS
 
 -- Fixed-width text forms whose byte order (COLLATE "C") is the numeric
 -- order; exact inverses over 0 .. 2^63-1.
-CREATE FUNCTION idgen_encode(id bigint, alphabet text DEFAULT 'crockford32')
+CREATE FUNCTION idgen_to_text(id bigint, alphabet text DEFAULT 'crockford32')
 RETURNS text
-AS 'MODULE_PATHNAME', 'idgen_encode'
+AS 'MODULE_PATHNAME', 'idgen_to_text'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION idgen_encode(bigint, text) IS
+COMMENT ON FUNCTION idgen_to_text(bigint, text) IS
 'fixed-width text form of a non-negative ID (crockford32: 13 symbols, base62: 11) that sorts like the number under COLLATE "C"';
 
-CREATE FUNCTION idgen_decode_text(txt text, alphabet text DEFAULT 'crockford32')
+CREATE FUNCTION idgen_from_text(txt text, alphabet text DEFAULT 'crockford32')
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'idgen_decode_text'
+AS 'MODULE_PATHNAME', 'idgen_from_text'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION idgen_decode_text(text, text) IS
-'the ID whose idgen_encode() text form this is (crockford32: case-insensitive, O=0, I=L=1, hyphens ignored)';
+COMMENT ON FUNCTION idgen_from_text(text, text) IS
+'the ID whose idgen_to_text() text form this is (crockford32: case-insensitive, O=0, I=L=1, hyphens ignored)';
 
 -- Adopt idgen on an existing table: a serial, bigserial, identity or
 -- DEFAULT nextval() column gets an idgen DEFAULT instead, widened to

@@ -424,7 +424,7 @@ sub jsonb_arg
 
 # IDs seen (issued or built), fed back to decoders and encoders.
 my @id_pool;
-my @text_pool;    # idgen_encode() results
+my @text_pool;    # idgen_to_text() results
 sub int8_arg
 {
 	my ($argname) = @_;
@@ -613,7 +613,7 @@ sub call
 			shift @id_pool while @id_pool > 200;
 		}
 	}
-	elsif ($f->{name} eq 'idgen_encode' && @lines && $lines[0] ne '<NULL>')
+	elsif ($f->{name} eq 'idgen_to_text' && @lines && $lines[0] ne '<NULL>')
 	{
 		push @text_pool, $lines[0];
 		shift @text_pool while @text_pool > 100;
