@@ -323,14 +323,14 @@ COMMENT ON FUNCTION idgen_from_parts(text, jsonb) IS
 
 -- Foreign IDs: no definition, no server state.  Not STRICT so that the
 -- epoch and unit can default to NULL (the preset's, else idgen.epoch and
--- 1 ms); a NULL ID or layout gives NULL.
-CREATE FUNCTION idgen_decode_layout(id bigint, layout text,
+-- 1 ms); a NULL layout or ID gives NULL.
+CREATE FUNCTION idgen_decode_layout(layout text, id bigint,
 	epoch timestamptz DEFAULT NULL, unit interval DEFAULT NULL)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'idgen_decode_layout'
 LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
 
-COMMENT ON FUNCTION idgen_decode_layout(bigint, text, timestamptz, interval) IS
+COMMENT ON FUNCTION idgen_decode_layout(text, bigint, timestamptz, interval) IS
 'every field of an ID of any layout or preset, time as ISO 8601 UTC; needs no definition';
 
 CREATE FUNCTION idgen_generators_info(

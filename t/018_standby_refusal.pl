@@ -167,7 +167,7 @@ session_end($reader);
 # decoding by layout reads no server state
 is($standby->safe_psql('postgres', qq{
 	SELECT snowflake_id_node($id), (snowflake_id_decode($id)).node,
-	       (idgen_decode_layout($id, 'snowflake') ->> 'worker')::int,
+	       (idgen_decode_layout('snowflake', $id) ->> 'worker')::int,
 	       instagram_id_shard(instagram_id_from_parts(now(), 3, 0))}),
 	'7|7|7|3', 'decoding by layout works on the standby');
 

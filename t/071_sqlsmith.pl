@@ -115,7 +115,7 @@ $node->safe_psql('smithdb', q{
 	INSERT INTO adopt (v) VALUES ('a'), ('b');
 	CREATE VIEW decoded AS
 		SELECT o.id, d.time, d.node, d.seq, idgen_to_text(o.id, 'base62') AS b62,
-		       idgen_decode_layout(o.id, 'snowflake') AS fields
+		       idgen_decode_layout('snowflake', o.id) AS fields
 		  FROM orders o, snowflake_id_decode(o.id) d;
 	CREATE VIEW legacy_fields AS
 		SELECT id, idgen_decode('smith_time', id) AS fields, idgen_time('smith_time', id) AS t,
