@@ -271,7 +271,7 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
 COMMENT ON FUNCTION idgen_next_batch(text, integer) IS
 'n (1..100000) strictly increasing IDs of a named generator, in one lock round trip';
 
-CREATE FUNCTION idgen_next_batch(name text, n integer, shard integer)
+CREATE FUNCTION idgen_next_batch(name text, shard integer, n integer)
 RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'idgen_next_batch'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;

@@ -143,6 +143,10 @@ SELECT idgen_from_time('sharded', now(), 7) >> 18 & 15 AS from_time_shard;
 SELECT cardinality(b) AS n, (SELECT bool_and(x > p) FROM (SELECT x, lag(x) OVER (ORDER BY o) AS p
                               FROM unnest(b) WITH ORDINALITY u(x, o)) s) AS increasing
   FROM (SELECT idgen_next_batch('legacy', 5000) AS b) s;
+-- a shard's batch: the shard comes before the count (swapped, this would
+-- be five IDs of shard 3)
+SELECT count(*) AS n, bool_and((idgen_decode('sharded', x) ->> 'shard')::int = 5) AS all_of_shard_5
+  FROM unnest(idgen_next_batch('sharded', 5, 3)) x;
 
 -- errors when using them
 SELECT idgen_next('nosuch');

@@ -565,7 +565,8 @@ sub generator_of
 	return ('flake128', 'flake128') if $n eq 'idgen_flake128';
 	if ($n =~ /^idgen_next(_int|_batch)?$/)
 	{
-		my $shard = $n eq 'idgen_next_batch' ? $args[2] : $args[1];
+		# idgen_next_batch(name, n) has no shard, (name, shard, n) has one
+		my $shard = $n eq 'idgen_next_batch' && @args < 3 ? undef : $args[1];
 		my $name = $args[0] // '<NULL>';
 		return ("named:$name", "named:$name:" . ($shard // ''));
 	}
