@@ -333,7 +333,7 @@ LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
 COMMENT ON FUNCTION idgen_decode_layout(text, bigint, timestamptz, interval) IS
 'every field of an ID of any layout or preset, time as ISO 8601 UTC; needs no definition';
 
-CREATE FUNCTION idgen_generators_info(
+CREATE FUNCTION idgen_generator_status_rows(
 	OUT name text,
 	OUT layout text,
 	OUT epoch timestamptz,
@@ -354,14 +354,14 @@ CREATE FUNCTION idgen_generators_info(
 	OUT owned text,
 	OUT counter_bound bigint)
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'idgen_generators_info'
+AS 'MODULE_PATHNAME', 'idgen_generator_status_rows'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION idgen_generators_info() IS
+COMMENT ON FUNCTION idgen_generator_status_rows() IS
 'named generators loaded on this server: definition and live state';
 
-CREATE VIEW idgen_generators AS SELECT * FROM idgen_generators_info();
-COMMENT ON VIEW idgen_generators IS
+CREATE VIEW idgen_generator_status AS SELECT * FROM idgen_generator_status_rows();
+COMMENT ON VIEW idgen_generator_status IS
 'named generators loaded on this server: definition and live state';
 -- ==== For applications: text forms and adopting idgen on existing
 -- ==== tables (issue 12; README "IDs in JSON", "Adopting idgen on an

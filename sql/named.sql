@@ -206,7 +206,7 @@ SELECT idgen_decode_layout('nosuch', 1);
 
 -- the view
 SELECT name, layout, unit_ms, state, issued > 0 AS issued, generators
-  FROM idgen_generators ORDER BY name;
+  FROM idgen_generator_status ORDER BY name;
 
 -- dropping refuses unless forced; a dropped name comes back only with its
 -- own definition

@@ -125,7 +125,7 @@ $node->safe_psql('smithdb', q{
 		SELECT snowflake_id() AS s, instagram_id(1) AS i, idgen_next('smith_time') AS n,
 		       idgen_next_batch('smith_shard', 2, 3) AS b, idgen_uuidv7() AS u;
 	CREATE VIEW status AS SELECT * FROM idgen_status();
-	CREATE VIEW generators AS SELECT * FROM idgen_generators;
+	CREATE VIEW generators AS SELECT * FROM idgen_generator_status;
 });
 
 # --- the run ----------------------------------------------------------------
