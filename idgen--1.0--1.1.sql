@@ -271,7 +271,7 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
 COMMENT ON FUNCTION idgen_next_batch(text, integer) IS
 'n (1..100000) strictly increasing IDs of a named generator, in one lock round trip';
 
-CREATE FUNCTION idgen_next_batch(name text, n integer, shard integer)
+CREATE FUNCTION idgen_next_batch(name text, shard integer, n integer)
 RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'idgen_next_batch'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
@@ -323,17 +323,17 @@ COMMENT ON FUNCTION idgen_from_parts(text, jsonb) IS
 
 -- Foreign IDs: no definition, no server state.  Not STRICT so that the
 -- epoch and unit can default to NULL (the preset's, else idgen.epoch and
--- 1 ms); a NULL ID or layout gives NULL.
-CREATE FUNCTION idgen_decode_layout(id bigint, layout text,
+-- 1 ms); a NULL layout or ID gives NULL.
+CREATE FUNCTION idgen_decode_layout(layout text, id bigint,
 	epoch timestamptz DEFAULT NULL, unit interval DEFAULT NULL)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'idgen_decode_layout'
 LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
 
-COMMENT ON FUNCTION idgen_decode_layout(bigint, text, timestamptz, interval) IS
+COMMENT ON FUNCTION idgen_decode_layout(text, bigint, timestamptz, interval) IS
 'every field of an ID of any layout or preset, time as ISO 8601 UTC; needs no definition';
 
-CREATE FUNCTION idgen_generators_info(
+CREATE FUNCTION idgen_generator_status_rows(
 	OUT name text,
 	OUT layout text,
 	OUT epoch timestamptz,
@@ -354,14 +354,14 @@ CREATE FUNCTION idgen_generators_info(
 	OUT owned text,
 	OUT counter_bound bigint)
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'idgen_generators_info'
+AS 'MODULE_PATHNAME', 'idgen_generator_status_rows'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION idgen_generators_info() IS
+COMMENT ON FUNCTION idgen_generator_status_rows() IS
 'named generators loaded on this server: definition and live state';
 
-CREATE VIEW idgen_generators AS SELECT * FROM idgen_generators_info();
-COMMENT ON VIEW idgen_generators IS
+CREATE VIEW idgen_generator_status AS SELECT * FROM idgen_generator_status_rows();
+COMMENT ON VIEW idgen_generator_status IS
 'named generators loaded on this server: definition and live state';
 -- ==== For applications: text forms and adopting idgen on existing
 -- ==== tables (issue 12; README "IDs in JSON", "Adopting idgen on an
@@ -370,21 +370,21 @@ COMMENT ON VIEW idgen_generators IS
 
 -- Fixed-width text forms whose byte order (COLLATE "C") is the numeric
 -- order; exact inverses over 0 .. 2^63-1.
-CREATE FUNCTION idgen_encode(id bigint, alphabet text DEFAULT 'crockford32')
+CREATE FUNCTION idgen_to_text(id bigint, alphabet text DEFAULT 'crockford32')
 RETURNS text
-AS 'MODULE_PATHNAME', 'idgen_encode'
+AS 'MODULE_PATHNAME', 'idgen_to_text'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION idgen_encode(bigint, text) IS
+COMMENT ON FUNCTION idgen_to_text(bigint, text) IS
 'fixed-width text form of a non-negative ID (crockford32: 13 symbols, base62: 11) that sorts like the number under COLLATE "C"';
 
-CREATE FUNCTION idgen_decode_text(txt text, alphabet text DEFAULT 'crockford32')
+CREATE FUNCTION idgen_from_text(txt text, alphabet text DEFAULT 'crockford32')
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'idgen_decode_text'
+AS 'MODULE_PATHNAME', 'idgen_from_text'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION idgen_decode_text(text, text) IS
-'the ID whose idgen_encode() text form this is (crockford32: case-insensitive, O=0, I=L=1, hyphens ignored)';
+COMMENT ON FUNCTION idgen_from_text(text, text) IS
+'the ID whose idgen_to_text() text form this is (crockford32: case-insensitive, O=0, I=L=1, hyphens ignored)';
 
 -- Adopt idgen on an existing table: a serial, bigserial, identity or
 -- DEFAULT nextval() column gets an idgen DEFAULT instead, widened to

@@ -33,8 +33,8 @@
 
 #include "fuzz.h"
 
-extern Datum idgen_encode(PG_FUNCTION_ARGS);
-extern Datum idgen_decode_text(PG_FUNCTION_ARGS);
+extern Datum idgen_to_text(PG_FUNCTION_ARGS);
+extern Datum idgen_from_text(PG_FUNCTION_ARGS);
 
 typedef struct FuzzAlphabet
 {
@@ -79,7 +79,7 @@ check_encode(const FuzzAlphabet *a, const char *name, int64 id)
 	char	   *form;
 	Datum		back;
 
-	if (!call2(idgen_encode, Int64GetDatum(id), name, &d))
+	if (!call2(idgen_to_text, Int64GetDatum(id), name, &d))
 	{
 		FUZZ_CHECK(id < 0 && fuzz_last_sqlstate == ERRCODE_INVALID_PARAMETER_VALUE,
 				   "%s: " INT64_FORMAT " refused with %s: %s", a->name, id,
@@ -93,7 +93,7 @@ check_encode(const FuzzAlphabet *a, const char *name, int64 id)
 	for (int i = 0; form[i]; i++)
 		FUZZ_CHECK(strchr(a->symbols, form[i]) != NULL,
 				   "%s: " INT64_FORMAT " is \"%s\", outside the alphabet", a->name, id, form);
-	FUZZ_CHECK(call2(idgen_decode_text, d, name, &back),
+	FUZZ_CHECK(call2(idgen_from_text, d, name, &back),
 			   "%s: \"%s\" does not decode: %s", a->name, form, fuzz_last_message);
 	FUZZ_CHECK(DatumGetInt64(back) == id, "%s: " INT64_FORMAT " -> \"%s\" -> " INT64_FORMAT,
 			   a->name, id, form, DatumGetInt64(back));
@@ -164,7 +164,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (txt == NULL)
 			return -1;
-		if (!call2(idgen_decode_text, PointerGetDatum(cstring_to_text(txt)), name, &v))
+		if (!call2(idgen_from_text, PointerGetDatum(cstring_to_text(txt)), name, &v))
 			FUZZ_CHECK(fuzz_last_sqlstate == ERRCODE_INVALID_TEXT_REPRESENTATION,
 					   "%s: \"%s\" refused with %s: %s", a->name, txt,
 					   unpack_sql_state(fuzz_last_sqlstate), fuzz_last_message);

@@ -251,7 +251,7 @@ function build(config) {
       const r = await query(
         'SELECT (SELECT keeper_state FROM idgen_status()) AS keeper, '
         + '(SELECT json_object_agg(name, json_build_object(\'state\', state, \'message\', message)) '
-        + 'FROM idgen_generators WHERE name = ANY($1::text[])) AS found', [names]);
+        + 'FROM idgen_generator_status WHERE name = ANY($1::text[])) AS found', [names]);
       if (r.rows[0].keeper !== 'ready')
         problems.push(`the idgen keeper is ${r.rows[0].keeper}, not ready`);
       const found = r.rows[0].found || {};

@@ -111,12 +111,12 @@ SELECT name, counter_value IS NOT NULL AS has_value,
        g.prefetch >= d.prefetch AS prefetch_at_least_defined,
        g.refill = g.prefetch::bigint * d.refill / d.prefetch AS refill_in_proportion,
        stripes, owned
-  FROM idgen_generators g
+  FROM idgen_generator_status g
   JOIN (VALUES ('balanced', 50, 10), ('odd', 1000, 500), ('tickets', 1000, 500),
                ('tiny', 100, 50)) d(name, prefetch, refill) USING (name)
  ORDER BY name;
 -- a counter of 1,024 values never reserves more than its prefetch at a time
-SELECT prefetch, refill FROM idgen_generators WHERE name = 'tiny';
+SELECT prefetch, refill FROM idgen_generator_status WHERE name = 'tiny';
 
 -- rebalancing stripes: a counter over the same values is refused while the
 -- old one can still hand them out; once that is dropped, the new one
@@ -128,7 +128,7 @@ SELECT count(DISTINCT idgen_next('orders')) AS orders_drawn FROM generate_series
 \set VERBOSITY terse
 SELECT idgen_create_generator('orders_v2', 'top:3=5 seq:31', stripes => 4, owned => '0,2');
 SELECT idgen_drop_generator('orders', force => true);
-SELECT counter_bound AS orders_bound FROM idgen_generators WHERE name = 'orders' \gset
+SELECT counter_bound AS orders_bound FROM idgen_generator_status WHERE name = 'orders' \gset
 -- (the old one's values are even and below its bound: bound - 2 may be one)
 SELECT idgen_create_generator('orders_v2', 'top:3=5 seq:31', stripes => 4, owned => '0,2',
                               start => :orders_bound - 2);

@@ -81,12 +81,12 @@ SELECT pg_temp.try_create('inf_2', 'time:41 node:10 seq:12', 'infinity') AS plus
 
 -- a decoded time past what the layout and timestamptz can hold: 22008
 \set VERBOSITY terse
-SELECT idgen_decode_layout(9223372036854775807, 'time:63');
-SELECT idgen_decode_layout(9223372036854775807, 'time:63', unit => '1 day');
-SELECT idgen_decode_layout(1, 'time:41 node:10 seq:12', epoch => '-infinity');
+SELECT idgen_decode_layout('time:63', 9223372036854775807);
+SELECT idgen_decode_layout('time:63', 9223372036854775807, unit => '1 day');
+SELECT idgen_decode_layout('time:41 node:10 seq:12', 1, epoch => '-infinity');
 -- within range, decoding still works at the edges
-SELECT idgen_decode_layout(1 << 22, 'time:41 node:10 seq:12', epoch => '2000-01-01+00') AS one_ms;
-SELECT (idgen_decode_layout(((1::bigint << 41) - 1) << 22, 'time:41 node:10 seq:12',
+SELECT idgen_decode_layout('time:41 node:10 seq:12', 1 << 22, epoch => '2000-01-01+00') AS one_ms;
+SELECT (idgen_decode_layout('time:41 node:10 seq:12', ((1::bigint << 41) - 1) << 22,
                             epoch => '2000-01-01+00') ->> 'time') AS last_ms;
 \set VERBOSITY default
 

@@ -143,6 +143,10 @@ SELECT idgen_from_time('sharded', now(), 7) >> 18 & 15 AS from_time_shard;
 SELECT cardinality(b) AS n, (SELECT bool_and(x > p) FROM (SELECT x, lag(x) OVER (ORDER BY o) AS p
                               FROM unnest(b) WITH ORDINALITY u(x, o)) s) AS increasing
   FROM (SELECT idgen_next_batch('legacy', 5000) AS b) s;
+-- a shard's batch: the shard comes before the count (swapped, this would
+-- be five IDs of shard 3)
+SELECT count(*) AS n, bool_and((idgen_decode('sharded', x) ->> 'shard')::int = 5) AS all_of_shard_5
+  FROM unnest(idgen_next_batch('sharded', 5, 3)) x;
 
 -- errors when using them
 SELECT idgen_next('nosuch');
@@ -184,25 +188,25 @@ SELECT idgen_decode('legacy', -1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_time('legacy', -1);
 \echo :LAST_ERROR_SQLSTATE
-SELECT idgen_decode_layout(-1, 'snowflake');
+SELECT idgen_decode_layout('snowflake', -1);
 \echo :LAST_ERROR_SQLSTATE
 
 -- decoding foreign IDs needs no definition: Instagram's worked example
 -- (epoch 2011-01-01, 1,387,263,000 ms, shard 1341, seq 5001 % 1024) and the
 -- example ID of Discord's documentation
-SELECT idgen_decode_layout(11637205501278089, 'instagram') AS instagram_example;
-SELECT idgen_decode_layout(175928847299117063, 'discord') AS discord_example;
+SELECT idgen_decode_layout('instagram', 11637205501278089) AS instagram_example;
+SELECT idgen_decode_layout('discord', 175928847299117063) AS discord_example;
 -- a layout with its own epoch and unit; and the preset's epoch overridden
-SELECT idgen_decode_layout((3::bigint << 30) | (5 << 8) | 7, 'time:33 node:22 seq:8',
+SELECT idgen_decode_layout('time:33 node:22 seq:8', (3::bigint << 30) | (5 << 8) | 7,
                            epoch => '2020-01-01+00', unit => '1 s') AS own_clock;
-SELECT idgen_decode_layout(1 << 22, 'twitter', epoch => '2000-01-01+00') ->> 'time' AS overridden;
-SELECT idgen_decode_layout(NULL, 'twitter') IS NULL AS null_in_null_out;
-SELECT idgen_decode_layout(1, 'nosuch');
+SELECT idgen_decode_layout('twitter', 1 << 22, epoch => '2000-01-01+00') ->> 'time' AS overridden;
+SELECT idgen_decode_layout('twitter', NULL) IS NULL AS null_in_null_out;
+SELECT idgen_decode_layout('nosuch', 1);
 \echo :LAST_ERROR_SQLSTATE
 
 -- the view
 SELECT name, layout, unit_ms, state, issued > 0 AS issued, generators
-  FROM idgen_generators ORDER BY name;
+  FROM idgen_generator_status ORDER BY name;
 
 -- dropping refuses unless forced; a dropped name comes back only with its
 -- own definition
@@ -238,7 +242,7 @@ SELECT bool_and(id < (1::bigint << 53)) AS below_2_53,
        bool_and((idgen_decode('js', id) ->> 'node')::int = 37) AS node_37
   FROM (SELECT id, lag(id) OVER (ORDER BY g) AS p
           FROM (SELECT g, idgen_next('js') AS id FROM generate_series(1, 10000) g) s) t;
-SELECT idgen_decode_layout(idgen_next('js'), 'time:41 node:6 seq:6') ->> 'node' AS decoded_node;
+SELECT idgen_decode_layout('time:41 node:6 seq:6', idgen_next('js')) ->> 'node' AS decoded_node;
 
 -- A call site resolves a constant name once; any other name argument is
 -- looked at on every call: from a column, and from a PL/pgSQL variable

@@ -73,7 +73,7 @@ SELECT idgen_grant_generator('regress_priv', 'regress_idgen_app');
 SELECT idgen_revoke_generator('regress_priv', 'regress_idgen_app');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
-SELECT count(*) AS regress_priv_defined FROM idgen_generators WHERE name = 'regress_priv';
+SELECT count(*) AS regress_priv_defined FROM idgen_generator_status WHERE name = 'regress_priv';
 -- those grants are in this database: DROP OWNED here revokes them
 DROP OWNED BY regress_idgen_app;
 \c contrib_regression

@@ -4,10 +4,10 @@
  *	  Text forms of IDs for clients that cannot hold a 64-bit integer.
  *
  * JavaScript numbers lose integers above 2^53, so JSON clients want an ID
- * as a string.  idgen_encode() writes a non-negative bigint in a fixed
+ * as a string.  idgen_to_text() writes a non-negative bigint in a fixed
  * number of symbols of an alphabet whose symbols are in ascending byte
  * order, so that comparing two encodings byte by byte (COLLATE "C") gives
- * the same order as comparing the numbers; idgen_decode_text() is its exact
+ * the same order as comparing the numbers; idgen_from_text() is its exact
  * inverse.
  *
  *	crockford32  Douglas Crockford's base 32: 0-9 A-Z without I L O U,
@@ -145,9 +145,9 @@ idgen_codec_write(const IdgenAlphabet *alpha, uint64 v, char *buf)
 	Assert(v == 0);
 }
 
-PG_FUNCTION_INFO_V1(idgen_encode);
+PG_FUNCTION_INFO_V1(idgen_to_text);
 Datum
-idgen_encode(PG_FUNCTION_ARGS)
+idgen_to_text(PG_FUNCTION_ARGS)
 {
 	int64		id = PG_GETARG_INT64(0);
 	const IdgenAlphabet *alpha = &idgen_alphabets[idgen_codec_lookup(PG_GETARG_TEXT_PP(1))];
@@ -164,9 +164,9 @@ idgen_encode(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(buf, alpha->width));
 }
 
-PG_FUNCTION_INFO_V1(idgen_decode_text);
+PG_FUNCTION_INFO_V1(idgen_from_text);
 Datum
-idgen_decode_text(PG_FUNCTION_ARGS)
+idgen_from_text(PG_FUNCTION_ARGS)
 {
 	text	   *txt = PG_GETARG_TEXT_PP(0);
 	int			a = idgen_codec_lookup(PG_GETARG_TEXT_PP(1));

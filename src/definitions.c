@@ -10,8 +10,8 @@
  * held to commit).  Their transaction callbacks apply a drop or
  * re-creation to the slot at commit and ask the keeper to load; the same
  * callbacks wait, before commit, for the counter values the backend took
- * ahead (named.c's pending list).  idgen_generators_info() is the view of
- * the slots.
+ * ahead (named.c's pending list).  idgen_generator_status_rows() is the
+ * view of the slots.
  *
  * Uses the slots through registry.h (registry.c) and the pending list of
  * named.c; the keeper installs what these functions commit.
@@ -868,13 +868,14 @@ idgen_revoke_generator(PG_FUNCTION_ARGS)
 }
 
 /*
- * idgen_generators_info(): every loaded named generator, its definition
- * and live state, for the view idgen_generators.  Generators are read
- * without their locks (a monitoring snapshot, as in idgen_status()).
+ * idgen_generator_status_rows(): every loaded named generator, its
+ * definition and live state, for the view idgen_generator_status.
+ * Generators are read without their locks (a monitoring snapshot, as in
+ * idgen_status()).
  */
-PG_FUNCTION_INFO_V1(idgen_generators_info);
+PG_FUNCTION_INFO_V1(idgen_generator_status_rows);
 Datum
-idgen_generators_info(PG_FUNCTION_ARGS)
+idgen_generator_status_rows(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	uint32		n;

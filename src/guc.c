@@ -57,7 +57,7 @@ char	   *idgen_epoch_string = NULL;
 int64		idgen_epoch_unix_ms = 0;
 TimestampTz idgen_epoch_ts = 0;
 int			idgen_max_generators = 64;
-int			idgen_generator_shards = 8192;
+int			idgen_max_generator_shards = 8192;
 static char *idgen_test_clock_string = NULL;
 int64		idgen_test_clock_unix_ms = 0;
 
@@ -630,10 +630,10 @@ idgen_define_gucs(void)
 							0,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("idgen.generator_shards",
+	DefineCustomIntVariable("idgen.max_generator_shards",
 							"How many shard generators named generators with a shard field share.",
 							"A shard field of k bits takes 2^k of them, 128 bytes each.",
-							&idgen_generator_shards,
+							&idgen_max_generator_shards,
 							8192,
 							0,
 							1 << 20,

@@ -709,11 +709,11 @@ extern Oid	idgen_extension_schema(void);
 /*
  * Named generators (registry.c).  A named layout's shard field has at most
  * this many bits; all their shards share one pool of generators, sized by
- * idgen.generator_shards.
+ * idgen.max_generator_shards.
  */
 #define IDGEN_NAMED_MAX_SHARD_BITS 13
 extern int	idgen_max_generators;
-extern int	idgen_generator_shards;
+extern int	idgen_max_generator_shards;
 extern Size idgen_registry_shmem_size(void);
 extern void idgen_registry_shmem_init(void);
 extern void idgen_registry_set_floor(int64 floor_unix_ms);

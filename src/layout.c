@@ -584,11 +584,11 @@ idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id)
 }
 
 /*
- * idgen_decode_layout(id, layout, epoch DEFAULT NULL, unit DEFAULT NULL):
+ * idgen_decode_layout(layout, id, epoch DEFAULT NULL, unit DEFAULT NULL):
  * decode a foreign ID with no definition and no server state.  With a
  * preset its own epoch and unit apply unless given; with fields, a missing
  * epoch is idgen.epoch and a missing unit 1 ms.  Not STRICT, so that the
- * defaults can be NULL; a NULL ID or layout gives NULL.
+ * defaults can be NULL; a NULL layout or ID gives NULL.
  */
 PG_FUNCTION_INFO_V1(idgen_decode_layout);
 Datum
@@ -602,7 +602,7 @@ idgen_decode_layout(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_NULL();
-	idgen_parse_layout(text_to_cstring(PG_GETARG_TEXT_PP(1)), &spec,
+	idgen_parse_layout(text_to_cstring(PG_GETARG_TEXT_PP(0)), &spec,
 					   &epoch_given, &unit_given);
 	if (epoch_given)
 		epoch = spec.epoch_unix_ms;
@@ -613,5 +613,5 @@ idgen_decode_layout(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(3))
 		unit = idgen_interval_to_unit_ms(PG_GETARG_INTERVAL_P(3));
 	idgen_spec_set_clock(&spec, epoch, unit);
-	PG_RETURN_DATUM(idgen_spec_decode_jsonb(&spec, PG_GETARG_INT64(0)));
+	PG_RETURN_DATUM(idgen_spec_decode_jsonb(&spec, PG_GETARG_INT64(1)));
 }

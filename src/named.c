@@ -913,7 +913,8 @@ idgen_next_int(PG_FUNCTION_ARGS)
 }
 
 /*
- * idgen_next_batch(name, n [, shard]): n IDs in one lock round trip.
+ * idgen_next_batch(name, n) and idgen_next_batch(name, shard, n): n IDs in
+ * one lock round trip.  The count is the last argument in both forms.
  */
 PG_FUNCTION_INFO_V1(idgen_next_batch);
 Datum
@@ -929,8 +930,8 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 	idgen_registry_require("idgen_next_batch");
 	cache = idgen_named_cache(fcinfo, false);
 	idgen_named_check_usage(cache);
-	n = idgen_check_batch_size(fcinfo, 1);
-	shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
+	n = idgen_check_batch_size(fcinfo, PG_NARGS() - 1);
+	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 2);
 	ids = palloc(sizeof(Datum) * n);
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id("idgen_next_batch");

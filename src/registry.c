@@ -28,7 +28,7 @@
  * is switched off ("owned" false) while the slot is dropped or its
  * definition is refused, and the keeper floors it above the durable
  * reservation when shared memory is new.  Sharded layouts take 2^bits
- * generators from one pool of idgen.generator_shards.
+ * generators from one pool of idgen.max_generator_shards.
  *
  * Shared memory: the IdgenRegistry header, then idgen.max_generators
  * padded generators, then the shard pool, then the slots' metadata.  Only
@@ -124,7 +124,7 @@ idgen_registry_shmem_size(void)
 	Size		size = sizeof(IdgenRegistryPadded);
 
 	size = add_size(size, mul_size(idgen_max_generators, sizeof(IdgenGeneratorPadded)));
-	size = add_size(size, mul_size(idgen_generator_shards, sizeof(IdgenGeneratorPadded)));
+	size = add_size(size, mul_size(idgen_max_generator_shards, sizeof(IdgenGeneratorPadded)));
 	size = add_size(size, mul_size(idgen_max_generators, sizeof(IdgenNamedSlot)));
 	return size;
 }
@@ -140,7 +140,7 @@ idgen_registry_shmem_init(void)
 	idgen_registry_shm = &((IdgenRegistryPadded *) base)->registry;
 	idgen_registry_gens = (IdgenGeneratorPadded *) (base + sizeof(IdgenRegistryPadded));
 	registry_pool = idgen_registry_gens + idgen_max_generators;
-	idgen_registry_slots = (IdgenNamedSlot *) (registry_pool + idgen_generator_shards);
+	idgen_registry_slots = (IdgenNamedSlot *) (registry_pool + idgen_max_generator_shards);
 	if (found)
 		return;
 
@@ -449,9 +449,9 @@ idgen_registry_install(const IdgenRegistryRow *row)
 	{
 		int			need = 1 << spec.fields[spec.shard_field].bits;
 
-		if (idgen_registry_shm->pool_used + need > idgen_generator_shards)
-			refusal = psprintf("its %d shards do not fit \"idgen.generator_shards\" (%d, %d in use)",
-							   need, idgen_generator_shards, idgen_registry_shm->pool_used);
+		if (idgen_registry_shm->pool_used + need > idgen_max_generator_shards)
+			refusal = psprintf("its %d shards do not fit \"idgen.max_generator_shards\" (%d, %d in use)",
+							   need, idgen_max_generator_shards, idgen_registry_shm->pool_used);
 		else
 		{
 			slot->shard_base = idgen_registry_shm->pool_used;

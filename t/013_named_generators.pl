@@ -77,7 +77,7 @@ $node->safe_psql('postgres', qq{
 is(error_of($node, q{
 	CREATE TABLE daily AS SELECT 1 AS round, idgen_next('daily') AS id FROM generate_series(1, 150000)}),
 	'no error', 'a new day-unit generator issues at once');
-is($node->safe_psql('postgres', q{SELECT lead_ms >= 1000 FROM idgen_generators WHERE name = 'daily'}),
+is($node->safe_psql('postgres', q{SELECT lead_ms >= 1000 FROM idgen_generator_status WHERE name = 'daily'}),
 	't', 'its first round ran more than 1 s ahead of the frozen clock');
 $node->stop('immediate');
 $node->start;
@@ -189,7 +189,7 @@ $standby->safe_psql('postgres', q{
 	UPDATE idgen_generator SET unit_ms = 2 WHERE name = 'legacy';
 	ALTER TABLE idgen_generator ENABLE TRIGGER idgen_generator_guard;
 });
-ok($standby->poll_query_until('app', "SELECT state = 'refused' FROM idgen_generators WHERE name = 'legacy'"),
+ok($standby->poll_query_until('app', "SELECT state = 'refused' FROM idgen_generator_status WHERE name = 'legacy'"),
 	'the keeper refuses a definition that changed');
 like(error_of($standby, "SELECT idgen_next('legacy')", 'app'),
 	qr/^55000: generator "legacy" cannot issue IDs on this server/,

@@ -103,7 +103,7 @@ for my $n (1 .. 2)
 		  FROM generate_series(1, $draws);
 		SELECT idgen_drop_generator('orders', force => true);});
 	push @bounds, $node->safe_psql('postgres',
-		q{SELECT counter_bound FROM idgen_generators WHERE name = 'orders'});
+		q{SELECT counter_bound FROM idgen_generator_status WHERE name = 'orders'});
 }
 my $start = $bounds[0] > $bounds[1] ? $bounds[0] : $bounds[1];
 for my $n (1 .. 2)
@@ -157,10 +157,10 @@ sub reservation_before_crash
 	my ($node, $what) = @_;
 	$node->poll_query_until('postgres', q{
 		SELECT counter_reserved - counter_value - 1 >= refill
-		  FROM idgen_generators WHERE name = 'seq'})
+		  FROM idgen_generator_status WHERE name = 'seq'})
 	  or die "the keeper did not extend counter seq";
 	my ($reserved, $last, $step) = split /\|/, $node->safe_psql('postgres', q{
-		SELECT counter_reserved, counter_value, prefetch FROM idgen_generators WHERE name = 'seq'});
+		SELECT counter_reserved, counter_value, prefetch FROM idgen_generator_status WHERE name = 'seq'});
 	cmp_ok($reserved - $last - 1, '<=', $step,
 		"before the $what the reservation reaches at most prefetch ($step) beyond the last value");
 	return { reserved => $reserved, step => $step };
@@ -199,7 +199,7 @@ kill_backend($victim);
 # the new shared memory is the one where nothing of seq has been issued yet
 ok(wait_after_crash($a, q{
 		SELECT keeper_state = 'ready'
-		       AND (SELECT issued FROM idgen_generators WHERE name = 'seq') = 0
+		       AND (SELECT issued FROM idgen_generator_status WHERE name = 'seq') = 0
 		  FROM idgen_status()}),
 	'after the crash restart the keeper is ready');
 resumes_above($a, 'killed backend', $before, 0);

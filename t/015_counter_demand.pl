@@ -41,7 +41,7 @@ sub view
 {
 	my ($name, $cols) = @_;
 	return $node->safe_psql('postgres',
-		"SELECT $cols FROM idgen_generators WHERE name = '$name'");
+		"SELECT $cols FROM idgen_generator_status WHERE name = '$name'");
 }
 
 # No extension is due: at least refill values remain, so the view's
@@ -51,7 +51,7 @@ sub settle
 	my ($name) = @_;
 	$node->poll_query_until('postgres', qq{
 		SELECT counter_reserved - counter_value - 1 >= refill
-		  FROM idgen_generators WHERE name = '$name'})
+		  FROM idgen_generator_status WHERE name = '$name'})
 	  or die "the keeper did not extend counter $name";
 }
 
@@ -59,7 +59,7 @@ sub reserved_for
 {
 	my ($name, $n) = @_;
 	$node->poll_query_until('postgres',
-		"SELECT counter_reserved = $n FROM idgen_generators WHERE name = '$name'")
+		"SELECT counter_reserved = $n FROM idgen_generator_status WHERE name = '$name'")
 	  or die "the keeper did not reserve counter $name";
 }
 
@@ -67,7 +67,7 @@ sub reserved_for
 # once the keeper has loaded the new definition and made its first
 # reservation; a call before that waits for it
 ok($node->poll_query_until('postgres',
-		"SELECT counter_reserved = 1000 FROM idgen_generators WHERE name = 'burst'"),
+		"SELECT counter_reserved = 1000 FROM idgen_generator_status WHERE name = 'burst'"),
 	'the keeper reserves a new counter ahead of its first call');
 $node->safe_psql('postgres', "SELECT idgen_next('burst')") for 1 .. 10;
 is(view('burst', 'waits, prefetch, refill, counter_reserved'), '0|1000|500|1000',
@@ -132,7 +132,7 @@ like($err, qr/DETAIL:\s+This session drew values of it beyond the durable reserv
 is($out, '', 'and the transaction goes no further');
 is($node->safe_psql('postgres', q{
 	SELECT counter_value - counter_reserved >= 3000, counter_reserved
-	  FROM idgen_generators WHERE name = 'stalled'}),
+	  FROM idgen_generator_status WHERE name = 'stalled'}),
 	't|1000', 'beyond the reservation the values were handed out at once');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 	'no row holds a value that is not durably reserved');
@@ -424,7 +424,7 @@ like($err, qr/ERROR:\s+no durable reservation is available for counter generator
 is($out, '', 'and returns no value');
 
 is($node->safe_psql('postgres', q{
-	SELECT counter_reserved FROM idgen_generators WHERE name = 'stalled'}),
+	SELECT counter_reserved FROM idgen_generator_status WHERE name = 'stalled'}),
 	'1000', 'the reservation did not move while the keeper was stopped');
 kill 'CONT', $keeper;
 $node->safe_psql('postgres', q{
@@ -452,7 +452,7 @@ my $connect = "psql -XAtq -h ${\ $node->host} -p ${\ $node->port} -d postgres";
 	SELECT count(idgen_next('raised')) FROM generate_series(1, 1500);
 	\\! $connect -c "UPDATE idgen_counter_state SET reserved = 100000 WHERE name = 'raised'"
 	\\! kill -CONT $keeper
-	\\! for i in \$(seq 1 600); do $connect -c "SELECT counter_reserved >= 100000 FROM idgen_generators WHERE name = 'raised'" | grep -q t && break; sleep 0.1; done
+	\\! for i in \$(seq 1 600); do $connect -c "SELECT counter_reserved >= 100000 FROM idgen_generator_status WHERE name = 'raised'" | grep -q t && break; sleep 0.1; done
 	DO \$\$
 	BEGIN
 		BEGIN

@@ -38,7 +38,7 @@ for my $gen ('timed', 'count', 'odd', 'gone')
 		qq{SELECT idgen_next('$gen') FROM generate_series(1, 3) UNION ALL SELECT idgen_next('$gen')}) ];
 }
 $ids{sharded} = [ split /\n/, $primary->safe_psql('postgres',
-	q{SELECT unnest(idgen_next_batch('sharded', 2, 5)) UNION ALL SELECT idgen_next('sharded', 11)}) ];
+	q{SELECT unnest(idgen_next_batch('sharded', 5, 2)) UNION ALL SELECT idgen_next('sharded', 11)}) ];
 $primary->safe_psql('postgres', q{SELECT idgen_drop_generator('gone', true)});
 my $id = $primary->safe_psql('postgres', 'SELECT snowflake_id()');
 my $ig3 = $primary->safe_psql('postgres', 'SELECT instagram_id(3)');
@@ -51,7 +51,7 @@ for my $call (
 	'instagram_id_batch(3, 10)', 'idgen_uuidv7()', 'idgen_flake128()',
 	q{idgen_next('timed')}, q{idgen_next('count')}, q{idgen_next_int('count')},
 	q{idgen_next('sharded', 1)}, q{idgen_next_batch('timed', 10)},
-	q{idgen_next_batch('count', 10)}, q{idgen_next_batch('sharded', 10, 1)},
+	q{idgen_next_batch('count', 10)}, q{idgen_next_batch('sharded', 1, 10)},
 	"instagram_id_advance(3, $ig3)", "instagram_id_advance(3, $ig3, true)",
 	'instagram_id_release(3)',
 	q{idgen_create_generator('new_one', 'time:41 tag:3=4 node:10 seq:9')},
@@ -170,7 +170,7 @@ session_end($reader);
 # decoding by layout reads no server state
 is($standby->safe_psql('postgres', qq{
 	SELECT snowflake_id_node($id), (snowflake_id_decode($id)).node,
-	       (idgen_decode_layout($id, 'snowflake') ->> 'worker')::int,
+	       (idgen_decode_layout('snowflake', $id) ->> 'worker')::int,
 	       instagram_id_shard(instagram_id_from_parts(now(), 3, 0))}),
 	'7|7|7|3', 'decoding by layout works on the standby');
 

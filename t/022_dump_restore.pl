@@ -132,7 +132,7 @@ PostgreSQL::Test::Utils::append_to_file("$dir/rest.list", "$_\n")
 command_ok([ 'pg_restore', '--exit-on-error', '-L', "$dir/first.list", '-d', $dst->connstr('postgres'), "$dir/app.dump" ],
 	'pg_restore of the definitions alone into the target\'s keeper database');
 ok($dst->poll_query_until('postgres',
-		q{SELECT state = 'refused' FROM idgen_generators WHERE name = 'tickets'}),
+		q{SELECT state = 'refused' FROM idgen_generator_status WHERE name = 'tickets'}),
 	'a counter whose state is not restored yet is refused');
 command_ok([ 'pg_restore', '--exit-on-error', '-L', "$dir/rest.list", '-d', $dst->connstr('postgres'), "$dir/app.dump" ],
 	'then the rest (idgen.database) works too');
@@ -147,7 +147,7 @@ ok(wait_until(sub { error_of($dst, 'SELECT instagram_id(9)') =~ /^22023: shard 9
 is($dst->safe_psql('postgres', "SELECT instagram_id(7) > $floor7"), 't',
 	'shard 7 issues above its restored floor, ten minutes ahead of the clock');
 ok($dst->poll_query_until('postgres',
-		q{SELECT state = 'active' FROM idgen_generators WHERE name = 'tickets'}),
+		q{SELECT state = 'active' FROM idgen_generator_status WHERE name = 'tickets'}),
 	'the counter is taken once its state row is restored, without a restart');
 is($dst->safe_psql('postgres',
 		qq{SELECT (idgen_decode('tickets', idgen_next('tickets')) ->> 'seq')::bigint >= $tickets}),

@@ -90,8 +90,8 @@ is($node->safe_psql('app', q{
 	 WHERE state = 'active' AND query LIKE '%LOOP%idgen_next(''doomed'')%'}),
 	'1', 'the loop in app still draws');
 is($node->safe_psql('postgres',
-		q{SELECT count(*) FROM idgen_generators WHERE name = 'doomed'}),
-	'1', 'idgen_generators still lists it');
+		q{SELECT count(*) FROM idgen_generator_status WHERE name = 'doomed'}),
+	'1', 'idgen_generator_status still lists it');
 
 # --- COMMIT PREPARED: gone everywhere ------------------------------------
 $node->safe_psql('postgres', q{COMMIT PREPARED 'drop_doomed'});

@@ -46,7 +46,7 @@ like($err, qr/HINT:\s+idgen hands out no counter value that is not durably reser
 	'the hint says why');
 is($node->safe_psql('postgres', q{
 	SELECT counter_value - counter_reserved < 1048576
-	  FROM idgen_generators WHERE name = 'tickets'}),
+	  FROM idgen_generator_status WHERE name = 'tickets'}),
 	't', 'no value was handed out beyond the lead (2^20 values past the reservation)');
 is($node->psql('postgres', 'SELECT 1 FROM drawn'), 3,
 	'and the statement that drew them rolled back');
@@ -63,7 +63,7 @@ $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('tickets2', 'tag:4=5 seq:40');
 	CREATE TABLE kept (v bigint)});
 $node->poll_query_until('postgres',
-	"SELECT counter_reserved = 1000 FROM idgen_generators WHERE name = 'tickets2'")
+	"SELECT counter_reserved = 1000 FROM idgen_generator_status WHERE name = 'tickets2'")
   or die 'the keeper did not reserve tickets2';
 set_and_reload($node, synchronous_standby_names => 'nobody');
 ($ret, $out, $err) = $node->psql('postgres', q{

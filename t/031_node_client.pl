@@ -1,6 +1,6 @@
 # A real JavaScript client: node-postgres (npm package "pg") against a
 # server with idgen.  bigint IDs arrive as strings (JavaScript numbers lose
-# integers above 2^53, and every snowflake ID is above it); idgen_encode()
+# integers above 2^53, and every snowflake ID is above it); idgen_to_text()
 # text survives JSON.stringify/JSON.parse and decodes to the same ID; the
 # text forms sort in JavaScript as the IDs do; and, where the extension has
 # it, snowflake_id_batch(n) pre-assigns keys that the client then inserts.
@@ -49,7 +49,7 @@ wait_for_keeper($node);
 $node->safe_psql('postgres', q{
 	CREATE TABLE items (
 		id   bigint PRIMARY KEY DEFAULT snowflake_id(),
-		code text GENERATED ALWAYS AS (idgen_encode(id)) STORED,
+		code text GENERATED ALWAYS AS (idgen_to_text(id)) STORED,
 		name text NOT NULL);
 	SELECT idgen_create_generator('js', 'js53');
 });
@@ -85,7 +85,7 @@ async function main() {
   let same = 0;
   for (const row of back) {
     const d = await client.query(
-      "SELECT idgen_decode_text($1) = $2::bigint AS same, idgen_decode_text(lower($1)) = $2::bigint AS lower_same",
+      "SELECT idgen_from_text($1) = $2::bigint AS same, idgen_from_text(lower($1)) = $2::bigint AS lower_same",
       [row.code, row.id]);
     if (d.rows[0].same && d.rows[0].lower_same) same++;
   }
@@ -95,12 +95,12 @@ async function main() {
   const byId = [...back].sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
   out.code_order_is_id_order = byCode.every((row, i) => row.id === byId[i].id);
   r = await client.query(
-    "SELECT array_agg(idgen_encode(id, 'base62')) AS codes, array_agg(id) AS ids FROM items");
+    "SELECT array_agg(idgen_to_text(id, 'base62')) AS codes, array_agg(id) AS ids FROM items");
   const pairs = r.rows[0].codes.map((c, i) => [c, BigInt(r.rows[0].ids[i])]);
   pairs.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
   out.base62_order_is_id_order = pairs.every((p, i) => i === 0 || pairs[i - 1][1] < p[1]);
   // a lookup by the text form a browser sent back
-  r = await client.query("SELECT name FROM items WHERE id = idgen_decode_text($1)", [back[7].code]);
+  r = await client.query("SELECT name FROM items WHERE id = idgen_from_text($1)", [back[7].code]);
   out.lookup_by_code = r.rows.length === 1 && r.rows[0].name === 'row 8';
 
   // 3. pre-assigned keys from snowflake_id_batch(n), inserted by the client
@@ -164,7 +164,7 @@ ok($r->{big_exact} && $r->{big_lossy_as_number},
 	'a bigint above 2^53 arrives exactly, where Number() would have changed it');
 is($r->{json_rows}, 200, 'rows went through JSON.stringify/JSON.parse');
 is($r->{json_roundtrips}, 200,
-	'every idgen_encode() text came back through JSON and decoded to its ID (also in lower case)');
+	'every idgen_to_text() text came back through JSON and decoded to its ID (also in lower case)');
 ok($r->{code_order_is_id_order}, 'crockford32 codes sort in JavaScript as the IDs do');
 ok($r->{base62_order_is_id_order}, 'base62 codes sort in JavaScript as the IDs do');
 ok($r->{lookup_by_code}, 'a row is found by the code the client sent back');
@@ -182,7 +182,7 @@ SKIP:
 }
 
 is($node->safe_psql('postgres', q{
-	SELECT count(*) = count(DISTINCT id) AND bool_and(code = idgen_encode(id))
+	SELECT count(*) = count(DISTINCT id) AND bool_and(code = idgen_to_text(id))
 	   AND bool_and(snowflake_id_node(id) = 5) FROM items}),
 	't', 'the table holds unique IDs of this node, each with its code');
 

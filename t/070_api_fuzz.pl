@@ -424,7 +424,7 @@ sub jsonb_arg
 
 # IDs seen (issued or built), fed back to decoders and encoders.
 my @id_pool;
-my @text_pool;    # idgen_encode() results
+my @text_pool;    # idgen_to_text() results
 sub int8_arg
 {
 	my ($argname) = @_;
@@ -565,7 +565,8 @@ sub generator_of
 	return ('flake128', 'flake128') if $n eq 'idgen_flake128';
 	if ($n =~ /^idgen_next(_int|_batch)?$/)
 	{
-		my $shard = $n eq 'idgen_next_batch' ? $args[2] : $args[1];
+		# idgen_next_batch(name, n) has no shard, (name, shard, n) has one
+		my $shard = $n eq 'idgen_next_batch' && @args < 3 ? undef : $args[1];
 		my $name = $args[0] // '<NULL>';
 		return ("named:$name", "named:$name:" . ($shard // ''));
 	}
@@ -613,7 +614,7 @@ sub call
 			shift @id_pool while @id_pool > 200;
 		}
 	}
-	elsif ($f->{name} eq 'idgen_encode' && @lines && $lines[0] ne '<NULL>')
+	elsif ($f->{name} eq 'idgen_to_text' && @lines && $lines[0] ne '<NULL>')
 	{
 		push @text_pool, $lines[0];
 		shift @text_pool while @text_pool > 100;

@@ -101,7 +101,7 @@ $node->safe_psql('smithdb', q{
 		id bigint PRIMARY KEY DEFAULT idgen_next('smith_time'),
 		sid bigint DEFAULT idgen_next('smith_shard', 3),
 		sony bigint DEFAULT idgen_next('smith_sony'),
-		code text GENERATED ALWAYS AS (idgen_encode(id)) STORED);
+		code text GENERATED ALWAYS AS (idgen_to_text(id)) STORED);
 	CREATE TABLE tickets (
 		id integer PRIMARY KEY DEFAULT idgen_next_int('smith_counter'),
 		u uuid DEFAULT idgen_uuidv7(),
@@ -114,18 +114,18 @@ $node->safe_psql('smithdb', q{
 	INSERT INTO tickets DEFAULT VALUES;
 	INSERT INTO adopt (v) VALUES ('a'), ('b');
 	CREATE VIEW decoded AS
-		SELECT o.id, d.time, d.node, d.seq, idgen_encode(o.id, 'base62') AS b62,
-		       idgen_decode_layout(o.id, 'snowflake') AS fields
+		SELECT o.id, d.time, d.node, d.seq, idgen_to_text(o.id, 'base62') AS b62,
+		       idgen_decode_layout('snowflake', o.id) AS fields
 		  FROM orders o, snowflake_id_decode(o.id) d;
 	CREATE VIEW legacy_fields AS
 		SELECT id, idgen_decode('smith_time', id) AS fields, idgen_time('smith_time', id) AS t,
-		       idgen_decode_text(code) AS back
+		       idgen_from_text(code) AS back
 		  FROM legacy;
 	CREATE VIEW fresh AS
 		SELECT snowflake_id() AS s, instagram_id(1) AS i, idgen_next('smith_time') AS n,
-		       idgen_next_batch('smith_shard', 3, 2) AS b, idgen_uuidv7() AS u;
+		       idgen_next_batch('smith_shard', 2, 3) AS b, idgen_uuidv7() AS u;
 	CREATE VIEW status AS SELECT * FROM idgen_status();
-	CREATE VIEW generators AS SELECT * FROM idgen_generators;
+	CREATE VIEW generators AS SELECT * FROM idgen_generator_status;
 });
 
 # --- the run ----------------------------------------------------------------

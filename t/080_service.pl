@@ -600,7 +600,7 @@ like(join("\n", @{ $r->{json}{problems} // [] }), qr/^namespace 10: generator go
 $r = post($d, '/api/snowflake/v1/gen/', { namespace => 9 });
 ok($r->{status} == 503 && ($r->{json}{message} // '') =~ /nosuch.*does not exist/,
 	'and a request for it 503s with the database\'s reason');
-is($nodes{b}->safe_psql('postgres', "SELECT count(*) FROM idgen_generators WHERE name = 'nosuch'"),
+is($nodes{b}->safe_psql('postgres', "SELECT count(*) FROM idgen_generator_status WHERE name = 'nosuch'"),
 	'0', 'the service did not create it');
 
 is($dups, 0, 'no ID was returned twice in the whole test');
