@@ -305,12 +305,12 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION idgen_from_time(text, timestamptz) IS
 'smallest ID of a named generator in the tick of ts, for range scans';
 
-CREATE FUNCTION idgen_from_time(name text, ts timestamptz, shard integer)
+CREATE FUNCTION idgen_from_time(name text, shard integer, ts timestamptz)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'idgen_from_time'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION idgen_from_time(text, timestamptz, integer) IS
+COMMENT ON FUNCTION idgen_from_time(text, integer, timestamptz) IS
 'smallest ID of a shard of a named generator in the tick of ts';
 
 CREATE FUNCTION idgen_from_parts(name text, parts jsonb)

@@ -137,7 +137,7 @@ SELECT count(*) AS ids, count(DISTINCT id) = count(*) AS distinct_ids,
   FROM (SELECT shard, id, lag(id) OVER (PARTITION BY shard ORDER BY n) AS prev
           FROM (SELECT n, n % 16 AS shard, idgen_next('sharded', (n % 16)::int) AS id
                   FROM generate_series(1, 32000) n) g) s;
-SELECT idgen_from_time('sharded', now(), 7) >> 18 & 15 AS from_time_shard;
+SELECT idgen_from_time('sharded', 7, now()) >> 18 & 15 AS from_time_shard;
 
 -- batches
 SELECT cardinality(b) AS n, (SELECT bool_and(x > p) FROM (SELECT x, lag(x) OVER (ORDER BY o) AS p

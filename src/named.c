@@ -1110,7 +1110,7 @@ idgen_spec_tick(const IdgenSpec *spec, TimestampTz ts)
 }
 
 /*
- * idgen_from_time(name, ts [, shard]): the smallest ID of the tick of ts
+ * idgen_from_time(name, [shard,] ts): the smallest ID of the tick of ts
  * (and shard), for range scans.  Fields more significant than time keep
  * this server's values (node, constants), the shard field the argument,
  * the rest are 0.
@@ -1121,8 +1121,8 @@ idgen_from_time(PG_FUNCTION_ARGS)
 {
 	const IdgenSpec *spec = idgen_named_time_spec(fcinfo, "idgen_from_time");
 	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
-	int64		tick = idgen_spec_tick(spec, PG_GETARG_TIMESTAMPTZ(1));
-	int32		shard = idgen_named_shard(fcinfo, cache, 2, PG_NARGS() > 2);
+	int64		tick = idgen_spec_tick(spec, PG_GETARG_TIMESTAMPTZ(PG_NARGS() - 1));
+	int32		shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 2);
 	uint64		id = (uint64) tick << spec->fields[spec->time_field].shift;
 
 	for (int f = 0; f < spec->time_field; f++)
