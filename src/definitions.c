@@ -383,38 +383,20 @@ idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
 	return idgen_counter_value(&spec->counter, reserved);
 }
 
-/* the columns idgen_row_spec() reads, in this order */
-#define IDGEN_ROW_SPEC_COLUMNS \
-	"name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment, start"
-
 /*
- * The definition in an SPI row of IDGEN_ROW_SPEC_COLUMNS (and possibly
- * more columns after them).  False, after a LOG line, for a row that no
- * longer parses.
+ * The definition in an SPI row whose first columns are IDGEN_REG_COLUMNS,
+ * read as the keeper reads the table (idgen_registry_row), and whether it
+ * is dropped.  False for a row that holds no definition or no longer
+ * parses (after a LOG line).
  */
 static bool
-idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec)
+idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec, bool *dropped)
 {
-	bool		isnull;
 	IdgenRegistryRow row;
-	IdgenCounterOptions *options = &row.options;
-	Datum		d;
 
-	row.name = SPI_getvalue(tup, desc, 1);
-	row.layout_text = SPI_getvalue(tup, desc, 2);
-	row.epoch = idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)));
-	row.unit = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
-	d = SPI_getbinval(tup, desc, 5, &isnull);
-	options->prefetch = isnull ? 0 : DatumGetInt32(d);
-	d = SPI_getbinval(tup, desc, 6, &isnull);
-	options->refill = isnull ? 0 : DatumGetInt32(d);
-	d = SPI_getbinval(tup, desc, 7, &isnull);
-	options->stripes = isnull ? 0 : DatumGetInt32(d);
-	options->owned = SPI_getvalue(tup, desc, 8);
-	d = SPI_getbinval(tup, desc, 9, &isnull);
-	options->segment = isnull ? 0 : DatumGetInt64(d);
-	d = SPI_getbinval(tup, desc, 10, &isnull);
-	options->start = isnull ? 0 : DatumGetInt64(d);
+	if (!idgen_registry_row(tup, desc, &row))
+		return false;
+	*dropped = row.dropped;
 	return idgen_registry_row_spec(&row, spec);
 }
 
@@ -483,7 +465,7 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 								idgen_registry_shm != NULL ? pg_atomic_read_u32(&idgen_registry_shm->nslots) : 0);
 
 	/* with each dropped counter's durable reservation */
-	plan = SPI_prepare(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS ", dropped IS NOT NULL,"
+	plan = SPI_prepare(psprintf("SELECT " IDGEN_REG_COLUMNS ","
 								" (SELECT s.reserved FROM %s_counter_state s"
 								" WHERE s.name OPERATOR(pg_catalog.=) g.name)"
 								" FROM %s g",
@@ -505,10 +487,10 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 		uint64		below = PG_UINT64_MAX;
 
 		if (strcmp(rname, name) == 0 ||
-			!idgen_row_spec(tup, SPI_tuptable->tupdesc, rspec))
+			!idgen_row_spec(tup, SPI_tuptable->tupdesc, rspec, &dropped))
 			continue;
-		dropped = DatumGetBool(SPI_getbinval(tup, SPI_tuptable->tupdesc, 11, &isnull));
-		reserved = SPI_getbinval(tup, SPI_tuptable->tupdesc, 12, &isnull);
+		reserved = SPI_getbinval(tup, SPI_tuptable->tupdesc,
+								 IDGEN_REG_NCOLUMNS + 1, &isnull);
 		if (dropped)
 			below = idgen_dropped_counter_below(rspec, rname, !isnull,
 												isnull ? 0 : (uint64) DatumGetInt64(reserved));
@@ -643,7 +625,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		memset(nulls + 4, 'n', 6);
 
 	/* a name is never reused for another definition; re-creating un-drops */
-	ret = SPI_execute_with_args(psprintf("SELECT " IDGEN_ROW_SPEC_COLUMNS ", dropped IS NOT NULL"
+	ret = SPI_execute_with_args(psprintf("SELECT " IDGEN_REG_COLUMNS
 										 " FROM %s WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 										 table),
 								1, argtypes, values, NULL, false, 0);
@@ -651,11 +633,10 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not read idgen_generator");
 	if (SPI_processed > 0)
 	{
-		bool		isnull;
 		IdgenSpec  *had = palloc(sizeof(IdgenSpec));
-		bool		same = idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, had) &&
+		bool		dropped = false;
+		bool		same = idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, had, &dropped) &&
 			idgen_spec_same(had, &spec);
-		bool		dropped = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 11, &isnull));
 
 		if (!same)
 			ereport(ERROR,

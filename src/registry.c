@@ -97,25 +97,6 @@ IdgenGeneratorPadded *idgen_registry_gens = NULL;
 static IdgenGeneratorPadded *registry_pool = NULL;
 IdgenNamedSlot *idgen_registry_slots = NULL;
 
-
-/* the columns of idgen_generator, in order */
-enum
-{
-	IDGEN_REG_NAME,
-	IDGEN_REG_LAYOUT,
-	IDGEN_REG_EPOCH,
-	IDGEN_REG_UNIT_MS,
-	IDGEN_REG_CREATED,
-	IDGEN_REG_DROPPED,
-	IDGEN_REG_PREFETCH,
-	IDGEN_REG_REFILL,
-	IDGEN_REG_STRIPES,
-	IDGEN_REG_OWNED,
-	IDGEN_REG_SEGMENT,
-	IDGEN_REG_START,
-	IDGEN_REG_NCOLUMNS
-};
-
 /* ---- shared memory ---- */
 
 Size
@@ -1067,18 +1048,22 @@ idgen_registry_open(Oid relid)
 }
 
 /*
- * A row of idgen_generator (opened by idgen_registry_open) as stored.
- * False for a row that holds no definition (a part of it NULL, a name too
- * long for a slot, a unit below 1 ms): it is skipped.
+ * A row of idgen_generator as stored: a tuple of the table (opened by
+ * idgen_registry_open, which checked its columns), or of a query whose
+ * first columns are IDGEN_REG_COLUMNS.  False for a row that holds no
+ * definition (a part of it NULL, a name too long for a slot, a unit below
+ * 1 ms): it is skipped.
  */
-static bool
+bool
 idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row)
 {
 	Datum		values[IDGEN_REG_NCOLUMNS];
 	bool		nulls[IDGEN_REG_NCOLUMNS];
 	IdgenCounterOptions *options = &row->options;
 
-	heap_deform_tuple(tup, desc, values, nulls);
+	Assert(desc->natts >= IDGEN_REG_NCOLUMNS);
+	for (int c = 0; c < IDGEN_REG_NCOLUMNS; c++)
+		values[c] = heap_getattr(tup, c + 1, desc, &nulls[c]);
 	options->prefetch = nulls[IDGEN_REG_PREFETCH] ? 0 : DatumGetInt32(values[IDGEN_REG_PREFETCH]);
 	options->refill = nulls[IDGEN_REG_REFILL] ? 0 : DatumGetInt32(values[IDGEN_REG_REFILL]);
 	options->stripes = nulls[IDGEN_REG_STRIPES] ? 0 : DatumGetInt32(values[IDGEN_REG_STRIPES]);

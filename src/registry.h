@@ -17,6 +17,9 @@
 #ifndef IDGEN_REGISTRY_H
 #define IDGEN_REGISTRY_H
 
+#include "access/htup.h"
+#include "access/tupdesc.h"
+
 #include "idgen.h"
 
 typedef enum IdgenSlotState
@@ -107,6 +110,29 @@ typedef struct IdgenCounterOptions
 	int64		start;
 } IdgenCounterOptions;
 
+/*
+ * The columns of idgen_generator, in order; a query that reads rows for
+ * idgen_registry_row() selects IDGEN_REG_COLUMNS first.
+ */
+enum
+{
+	IDGEN_REG_NAME,
+	IDGEN_REG_LAYOUT,
+	IDGEN_REG_EPOCH,
+	IDGEN_REG_UNIT_MS,
+	IDGEN_REG_CREATED,
+	IDGEN_REG_DROPPED,
+	IDGEN_REG_PREFETCH,
+	IDGEN_REG_REFILL,
+	IDGEN_REG_STRIPES,
+	IDGEN_REG_OWNED,
+	IDGEN_REG_SEGMENT,
+	IDGEN_REG_START,
+	IDGEN_REG_NCOLUMNS
+};
+#define IDGEN_REG_COLUMNS "name, layout, epoch, unit_ms, created, dropped, " \
+	"prefetch, refill, stripes, owned, segment, start"
+
 /* a row of idgen_generator, as idgen_registry_row() reads it */
 typedef struct IdgenRegistryRow
 {
@@ -128,6 +154,7 @@ extern int	idgen_slot_ngenerators(int i);
 extern int	idgen_registry_find(const char *name);
 extern void idgen_slot_layout(int i, IdgenLayout *layout);
 extern void idgen_slot_set_state(int i, IdgenSlotState state, const char *message);
+extern bool idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row);
 extern bool idgen_registry_row_spec(const IdgenRegistryRow *row, IdgenSpec *spec);
 extern bool idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now);
 extern void idgen_registry_read_definition(const char *name, IdgenSpec *spec);
