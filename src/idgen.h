@@ -735,6 +735,8 @@ extern uint64 idgen_registry_changes(void);
  * or changed its grants, is loaded at once.
  */
 #define IDGEN_KEEPER_LOOKUP_LOAD_MS 100
+
+/* counterstate.c: counter generators' durable state */
 extern void idgen_registry_load_counters(Oid relid);
 extern int	idgen_registry_plan_counters(void);
 extern void idgen_registry_write_counters(Oid relid);

@@ -155,6 +155,7 @@ extern int	idgen_registry_find(const char *name);
 extern void idgen_slot_layout(int i, IdgenLayout *layout);
 extern void idgen_slot_set_state(int i, IdgenSlotState state, const char *message);
 extern bool idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row);
+extern void idgen_counter_raise_floor(int i, uint64 floor);
 extern bool idgen_registry_row_spec(const IdgenRegistryRow *row, IdgenSpec *spec);
 extern bool idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now);
 extern void idgen_registry_read_definition(const char *name, IdgenSpec *spec);

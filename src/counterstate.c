@@ -1,0 +1,555 @@
+/*-------------------------------------------------------------------------
+ *
+ * counterstate.c
+ *	  Counter generators' durable state, the keeper's side: the rows of
+ *	  idgen_counter_state, the floors file of last resort, and the plan by
+ *	  which each reservation is written before it is published.
+ *
+ * A counter generator has no clock: what keeps it from handing out a
+ * value twice after a restart is its reservation, a row of
+ * idgen_counter_state in idgen.database, written and flushed before the
+ * keeper publishes it to the backends (idgen_registry_plan_counters,
+ * idgen_registry_write_counters, idgen_registry_publish_counters, called in
+ * that order by keeper.c).  Where those rows cannot be trusted (the
+ * extension re-created, idgen.database changed) the floors file in the
+ * data directory bounds what was handed out (idgen_registry_load_counters).
+ * Keeper only; the slots are registry.c's, the backends' side named.c's.
+ *
+ * IDENTIFICATION
+ *	  src/counterstate.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "access/heapam.h"
+#include "access/xact.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "common/pg_prng.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "nodes/primnodes.h"
+#include "storage/fd.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/shmem.h"
+#include "tcop/pquery.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "idgen.h"
+#include "storage.h"
+#include "registry.h"
+
+/*
+ * The counters' floor of last resort: a file in the data directory
+ * listing, for every counter this server reserved for, an upper bound of
+ * its reservation, with the database and table (idgen_counter_state) the
+ * reservation was written to.  It is read only where that table's rows
+ * cannot be trusted: the extension was re-created, or idgen.database
+ * changed, so a counter's row (missing, or 0 from a new creation) may lie
+ * below values the server handed out under the same name and node value.
+ * Then the counter resumes above the bound, skipping at most the margin
+ * (IDGEN_COUNTER_FLOOR_STEPS prefetches, or leads under a tight loop:
+ * idgen_counter_floors_cover), instead of starting again at 0.
+ * Not replicated: a promoted standby or a restored backup has its own
+ * copy, older, which is only ever used as a floor.  Keeper only.
+ */
+#define IDGEN_COUNTER_FLOOR_FILE "idgen_counters"
+#define IDGEN_COUNTER_FLOOR_STEPS 16
+
+typedef struct IdgenCounterFloor
+{
+	char		name[NAMEDATALEN];
+	int64		node_value;
+	uint64		bound;			/* local values below it may have been issued */
+	Oid			dboid;			/* where the reservation was written */
+	Oid			relid;
+	int64		raised_ms;		/* monotonic ms of the last raise, or 0 */
+} IdgenCounterFloor;
+
+static IdgenCounterFloor *counter_floors = NULL;
+static int	counter_floors_n = 0;
+static int	counter_floors_max = 0;
+static Oid	counter_state_relid = InvalidOid;	/* last written to */
+
+static IdgenCounterFloor *
+idgen_counter_floor_find(const char *name, int64 node_value, bool add)
+{
+	for (int i = 0; i < counter_floors_n; i++)
+		if (counter_floors[i].node_value == node_value &&
+			strcmp(counter_floors[i].name, name) == 0)
+			return &counter_floors[i];
+	if (!add)
+		return NULL;
+	if (counter_floors_n == counter_floors_max)
+	{
+		counter_floors_max = Max(16, counter_floors_max * 2);
+		counter_floors = counter_floors == NULL ?
+			MemoryContextAllocZero(TopMemoryContext,
+								   sizeof(IdgenCounterFloor) * counter_floors_max) :
+			repalloc(counter_floors, sizeof(IdgenCounterFloor) * counter_floors_max);
+	}
+	memset(&counter_floors[counter_floors_n], 0, sizeof(IdgenCounterFloor));
+	strlcpy(counter_floors[counter_floors_n].name, name, NAMEDATALEN);
+	counter_floors[counter_floors_n].node_value = node_value;
+	return &counter_floors[counter_floors_n++];
+}
+
+/* Read the file once per keeper process; a line that does not parse is skipped. */
+static void
+idgen_counter_floors_read(void)
+{
+	static bool read_once = false;
+	FILE	   *f;
+	char		line[256];
+
+	if (read_once)
+		return;
+	read_once = true;
+	f = AllocateFile(IDGEN_COUNTER_FLOOR_FILE, "r");
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL)
+	{
+		unsigned int dboid;
+		unsigned int relid;
+		long long	node_value;
+		unsigned long long bound;
+		char		name[NAMEDATALEN];
+		IdgenCounterFloor *cf;
+
+		if (sscanf(line, "%u %u %lld %llu %63s", &dboid, &relid, &node_value,
+				   &bound, name) != 5)
+			continue;
+		cf = idgen_counter_floor_find(name, node_value, true);
+		cf->bound = Max(cf->bound, (uint64) bound);
+		cf->dboid = dboid;
+		cf->relid = relid;
+	}
+	FreeFile(f);
+}
+
+/* Write the whole file durably: a temporary file, fsynced, renamed. */
+static void
+idgen_counter_floors_write(void)
+{
+	const char *tmp = IDGEN_COUNTER_FLOOR_FILE ".tmp";
+	FILE	   *f = AllocateFile(tmp, PG_BINARY_W);
+
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", tmp)));
+	for (int i = 0; i < counter_floors_n; i++)
+		fprintf(f, "%u %u " INT64_FORMAT " " UINT64_FORMAT " %s\n",
+				counter_floors[i].dboid, counter_floors[i].relid,
+				counter_floors[i].node_value, counter_floors[i].bound,
+				counter_floors[i].name);
+	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp)));
+	if (FreeFile(f) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", tmp)));
+	(void) durable_rename(tmp, IDGEN_COUNTER_FLOOR_FILE, ERROR);
+}
+
+/*
+ * The floor of a counter whose row in table relid cannot be trusted (see
+ * above), or 0.
+ */
+static uint64
+idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid)
+{
+	IdgenCounterFloor *cf;
+
+	idgen_counter_floors_read();
+	cf = idgen_counter_floor_find(slot->name, slot->node_value, false);
+	if (cf == NULL || (cf->relid == relid && cf->dboid == MyDatabaseId))
+		return 0;
+	return cf->bound;
+}
+
+/*
+ * A running counter's row is higher than anything this server reserved:
+ * restored from elsewhere (a backup of a server that went further), so
+ * values below it may exist.  The counter resumes above it, and the keeper
+ * never writes it back lower (idgen_registry_write_counters).  Keeper only.
+ */
+static void
+idgen_counter_take_restored(int i, uint64 row)
+{
+	idgen_counter_raise_floor(i, row);
+	ereport(LOG,
+			(errmsg("idgen keeper: counter \"%s\" continues above its restored durable state " UINT64_FORMAT,
+					idgen_registry_slots[i].name, row)));
+}
+
+/*
+ * Apply the durable counter reservations of idgen_counter_state (relid) to
+ * the slots installed since the last call: every value below one may have
+ * been handed out before (a restart, a crash, a failover), so such a
+ * counter resumes at its reservation.  Nothing is published: the keeper's
+ * next durable commit does that.  Slots already running are left alone;
+ * their rows are the keeper's own writes.
+ */
+void
+idgen_registry_load_counters(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	HeapTuple	tup;
+
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
+	bool	   *seen = palloc0(sizeof(bool) * Max(n, 1));
+
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[2];
+		bool		nulls[2];
+		int			i;
+		uint64		row;
+
+		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
+		if (nulls[0] || nulls[1])
+			continue;
+		i = idgen_registry_find(TextDatumGetCString(values[0]));
+		if (i < 0 || (uint32) i >= n || idgen_registry_slots[i].spec.time_field >= 0)
+			continue;
+		seen[i] = true;
+		row = (uint64) DatumGetInt64(values[1]);
+		if (!idgen_registry_slots[i].state_loaded || idgen_registry_slots[i].state_missing)
+		{
+			uint64		floor = idgen_counter_floor_of(&idgen_registry_slots[i], relid);
+
+			idgen_raise_position(&idgen_registry_gens[i].gen, Max(row, floor));
+			if (floor > row)
+			{
+				idgen_registry_slots[i].state_rewrite = true;
+				ereport(WARNING,
+						(errmsg("idgen keeper: counter \"%s\" resumes above " UINT64_FORMAT ", where this server reserved it before",
+								idgen_registry_slots[i].name, floor),
+						 errdetail("Its durable state in database \"%s\" is newer than the reservation this server recorded in file \"%s\": the extension was re-created, or \"idgen.database\" changed.",
+								   idgen_database, IDGEN_COUNTER_FLOOR_FILE)));
+			}
+
+			/*
+			 * Refused for want of this row, so nothing was issued here
+			 * under the name: the row arrived after its definition (a
+			 * parallel pg_restore commits them in either order), and is
+			 * taken as a start would take it.
+			 */
+			if (idgen_registry_slots[i].state_missing)
+			{
+				idgen_registry_slots[i].state_missing = false;
+				idgen_slot_set_state(i, idgen_registry_slots[i].defined_dropped ?
+									 IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
+				ereport(LOG,
+						(errmsg("idgen keeper: counter \"%s\" found its durable state; it resumes above " UINT64_FORMAT,
+								idgen_registry_slots[i].name, Max(row, floor))));
+			}
+		}
+		else if (row < pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved))
+			idgen_registry_slots[i].state_rewrite = true;
+		else if (row > pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved))
+			idgen_counter_take_restored(i, row);
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	/*
+	 * A counter without its row: created with one, so the state was lost.
+	 * Before this shared memory ran it, refuse it (no floor can be derived
+	 * for a counter); while it runs, write the row again from memory.
+	 */
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
+
+		if (slot->spec.time_field < 0 && !seen[i] &&
+			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_REFUSED)
+		{
+			uint64		floor = slot->state_loaded ? 0 :
+				idgen_counter_floor_of(slot, InvalidOid);
+
+			if (!slot->state_loaded && floor > 0)
+			{
+				/* lost, but this server recorded how far it had got */
+				idgen_raise_position(&idgen_registry_gens[i].gen, floor);
+				slot->state_rewrite = true;
+				ereport(WARNING,
+						(errmsg("idgen keeper: counter \"%s\" lost its durable state; it resumes above " UINT64_FORMAT ", where this server reserved it before",
+								slot->name, floor)));
+			}
+			else if (!slot->state_loaded)
+			{
+				/* taken if the row appears: see above */
+				slot->state_missing = true;
+				slot->defined_dropped =
+					pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED;
+				idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+									 "its durable counter state is missing from idgen_counter_state; restore it from a backup, or drop the generator and create one under a new name");
+			}
+			else
+				slot->state_rewrite = true;
+		}
+		slot->state_loaded = true;
+	}
+
+	/*
+	 * Counters installed by this load, against every other slot, dropped
+	 * counters now bounded by their loaded state: created under another
+	 * node id, or before a counter it now meets was dropped, a counter may
+	 * collide with one that handed out values.  Refused before the keeper
+	 * reserves anything for it.
+	 */
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
+		const char *other;
+
+		if (!slot->check_after_load)
+			continue;
+		slot->check_after_load = false;
+		if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+			continue;
+		other = idgen_collides_with(slot->name, &slot->spec, false, n);
+		if (other != NULL)
+			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+								 psprintf("under node id %d it would issue the same IDs as %s",
+										  idgen_current_node_id(), other));
+	}
+}
+
+/*
+ * Plan the counter reservations to extend: a counter whose reservation
+ * has fewer than its refill values left, or that a caller or a commit
+ * waits for, gets prefetch values beyond what is used or wanted.  Returns
+ * how many; the plan stays here for idgen_registry_write_counters() and
+ * idgen_registry_publish_counters().
+ */
+typedef struct IdgenCounterPlan
+{
+	int			slot;
+	uint64		reserved;		/* the new reservation */
+} IdgenCounterPlan;
+
+static int	counter_plan_n = 0;
+static IdgenCounterPlan *counter_plan = NULL;
+
+int
+idgen_registry_plan_counters(void)
+{
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
+
+	if (counter_plan == NULL)
+		counter_plan = MemoryContextAlloc(TopMemoryContext,
+										  sizeof(IdgenCounterPlan) * idgen_max_generators);
+	counter_plan_n = 0;
+	pg_read_barrier();
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
+		IdgenGenerator *gen = &idgen_registry_gens[i].gen;
+		uint64		reserved;
+		uint64		want;
+		uint64		next;
+		uint64		target;
+		IdgenCounterPlan *plan;
+
+		if (slot->spec.time_field >= 0 ||
+			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+			continue;
+		reserved = pg_atomic_read_u64(&slot->counter_reserved);
+		want = pg_atomic_read_u64(&slot->counter_want);
+		SpinLockAcquire(&gen->mutex);
+		next = gen->last;
+		SpinLockRelease(&gen->mutex);
+		if (!(slot->state_rewrite || want > reserved || next >= reserved ||
+			  reserved - next < (uint64) slot->spec.counter.refill))
+			continue;
+
+		/*
+		 * prefetch beyond what is used or wanted, never backwards: after a
+		 * crash the counter resumes at most prefetch values above the last
+		 * value handed out
+		 */
+		target = Min(Max(reserved, Max(next, want) + (uint64) slot->spec.counter.prefetch),
+					 (uint64) slot->spec.tick_limit);
+		if (target <= reserved && !slot->state_rewrite)
+			continue;			/* at the end of its range: nothing to add */
+		plan = &counter_plan[counter_plan_n++];
+		plan->slot = i;
+		plan->reserved = target;
+	}
+	return counter_plan_n;
+}
+
+/*
+ * Write the planned reservations into idgen_counter_state (relid): one row
+ * per counter, replaced.  Caller has begun a transaction and commits it
+ * durably before publishing.
+ */
+void
+idgen_registry_write_counters(Oid relid)
+{
+	Relation	rel = table_open(relid, RowExclusiveLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	TableScanDesc scan;
+	HeapTuple	tup;
+
+	counter_state_relid = relid;
+
+	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID || desc->natts != 2 ||
+		TupleDescAttr(desc, 0)->atttypid != TEXTOID ||
+		TupleDescAttr(desc, 1)->atttypid != INT8OID ||
+		rel->rd_rel->relhasindex)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen's table idgen_counter_state in database \"%s\" has been altered",
+						idgen_database),
+				 idgen_errhint_repair()));
+
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[2];
+		bool		nulls[2];
+
+		heap_deform_tuple(tup, desc, values, nulls);
+		if (nulls[0])
+			continue;
+		for (int p = 0; p < counter_plan_n; p++)
+			if (strcmp(idgen_registry_slots[counter_plan[p].slot].name,
+					   TextDatumGetCString(values[0])) == 0)
+			{
+				uint64		row = nulls[1] ? 0 : (uint64) DatumGetInt64(values[1]);
+
+				/* never lower: a row restored since the last load */
+				if (row > counter_plan[p].reserved)
+				{
+					idgen_counter_take_restored(counter_plan[p].slot, row);
+					counter_plan[p].reserved = row;
+				}
+				simple_heap_delete(rel, &tup->t_self);
+				break;
+			}
+	}
+	table_endscan(scan);
+
+	for (int p = 0; p < counter_plan_n; p++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = CStringGetTextDatum(idgen_registry_slots[counter_plan[p].slot].name);
+		values[1] = Int64GetDatum((int64) counter_plan[p].reserved);
+		simple_heap_insert(rel, heap_form_tuple(desc, values, nulls));
+	}
+	table_close(rel, RowExclusiveLock);
+}
+
+/*
+ * Before a counter reservation is published: make sure the file's bound
+ * covers it, raising the bound IDGEN_COUNTER_FLOOR_STEPS prefetches at a
+ * time, so that the file is written rarely and a quiet counter that
+ * resumes from it skips little; or, if it was raised less than a second
+ * before (a tight loop), that many leads, so that it is still written at
+ * most a few times a second.
+ */
+static void
+idgen_counter_floors_cover(void)
+{
+	bool		changed = false;
+
+	if (!OidIsValid(counter_state_relid))
+		return;
+	idgen_counter_floors_read();
+	for (int p = 0; p < counter_plan_n; p++)
+	{
+		IdgenNamedSlot *slot = &idgen_registry_slots[counter_plan[p].slot];
+		IdgenCounterFloor *cf = idgen_counter_floor_find(slot->name,
+														 slot->node_value, true);
+
+		if (cf->bound >= counter_plan[p].reserved &&
+			cf->relid == counter_state_relid && cf->dboid == MyDatabaseId)
+			continue;
+		{
+			int64		now_ms = idgen_clock_monotonic_ms();
+			uint64		step = (cf->raised_ms != 0 && now_ms - cf->raised_ms < 1000) ?
+				idgen_counter_lead(&slot->spec) : (uint64) slot->spec.counter.prefetch;
+
+			cf->bound = Max(cf->bound,
+							Min(counter_plan[p].reserved + IDGEN_COUNTER_FLOOR_STEPS * step,
+								(uint64) slot->spec.tick_limit));
+			cf->raised_ms = now_ms;
+		}
+		cf->dboid = MyDatabaseId;
+		cf->relid = counter_state_relid;
+		changed = true;
+	}
+	if (changed)
+		idgen_counter_floors_write();
+}
+
+/*
+ * The planned reservations are durable: hand them to the callers, with
+ * the point past which a caller wakes the keeper (the reservation less
+ * refill).
+ */
+void
+idgen_registry_publish_counters(void)
+{
+	bool		noted = false;
+
+	/* the data directory's floor of last resort covers them first */
+	idgen_counter_floors_cover();
+
+	/* under a leased node id, etcd records them first (lease.c) */
+	for (int p = 0; p < counter_plan_n && idgen_leases_on; p++)
+		if (idgen_registry_slots[counter_plan[p].slot].spec.node_bits > 0)
+			noted |= idgen_lease_note_counter(idgen_registry_slots[counter_plan[p].slot].name,
+											  counter_plan[p].reserved);
+	if (noted)
+		idgen_lease_record_counters();
+
+	for (int p = 0; p < counter_plan_n; p++)
+	{
+		const IdgenCounterPlan *plan = &counter_plan[p];
+		IdgenNamedSlot *slot = &idgen_registry_slots[plan->slot];
+		uint64		old = pg_atomic_read_u64(&slot->counter_reserved);
+		uint64		refill = (uint64) slot->spec.counter.refill;
+
+		slot->state_rewrite = false;
+		while (old < plan->reserved &&
+			   !pg_atomic_compare_exchange_u64(&slot->counter_reserved, &old,
+											   plan->reserved))
+			;
+		old = Max(old, plan->reserved);
+		pg_atomic_write_u64(&slot->counter_wake, old - Min(old, refill));
+		/* a commit waiting for these values wakes on its latch poll */
+	}
+	counter_plan_n = 0;
+}
