@@ -76,6 +76,7 @@
  * own failures in it (IDGEN_ETCD_ERROR, etcd.h).
  */
 char		idgen_etcd_error[IDGEN_ETCD_ERROR_SIZE] = "no answer";
+bool		idgen_etcd_error_config = false;
 
 #ifndef IDGEN_WITHOUT_LIBCURL
 
@@ -269,6 +270,7 @@ idgen_etcd_config_error(int sqlstate, const char *fmt,...)
 	va_start(args, fmt);
 	vsnprintf(idgen_etcd_error, sizeof(idgen_etcd_error), fmt, args);
 	va_end(args);
+	idgen_etcd_error_config = true;
 	if (config_error_logged == fmt)
 		return;
 	config_error_logged = fmt;

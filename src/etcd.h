@@ -17,11 +17,19 @@
 
 #include "utils/jsonb.h"
 
-/* the last request's failure, in words for the lease's status and the log */
+/*
+ * The last request's failure, in words for the lease's status and the log,
+ * and whether it is one of configuration (a setting, a certificate, a
+ * password, a record in etcd to correct) rather than one that passes (etcd
+ * not reached, or not answering in time).
+ */
 #define IDGEN_ETCD_ERROR_SIZE 256
 extern char idgen_etcd_error[IDGEN_ETCD_ERROR_SIZE];
+extern bool idgen_etcd_error_config;
 
-#define IDGEN_ETCD_ERROR(...) snprintf(idgen_etcd_error, sizeof(idgen_etcd_error), __VA_ARGS__)
+#define IDGEN_ETCD_ERROR(...) \
+	(idgen_etcd_error_config = false, \
+	 snprintf(idgen_etcd_error, sizeof(idgen_etcd_error), __VA_ARGS__))
 
 /* the connection (once per keeper) and one request to etcd's JSON gateway */
 extern bool idgen_lease_connect(void);

@@ -487,7 +487,7 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 			if (layout->unit_ms > 1 && gap_ms <= idgen_pace_ms(layout, count))
 				idgen_report_capacity(layout);
 			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					(errcode(ERRCODE_IDGEN_RETRY),
 					 errmsg("wall clock is behind the %s IDs already issued", layout->name),
 					 errdetail("The clock must advance %lld ms before the next ID; \"idgen.max_lead\" is %d ms and \"idgen.max_wait\" is %d ms.",
 							   (long long) gap_ms, idgen_max_lead_ms,

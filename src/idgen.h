@@ -39,6 +39,16 @@
 
 #include "compat.h"
 
+/*
+ * The SQLSTATE of a condition that passes by itself: idgen could not get,
+ * within "idgen.max_wait", what it waits for (the durable reservation, the
+ * node-id lease, the clock, the keeper's load).  Nothing was issued, and
+ * the statement is safe to retry after a moment.  53400 (capacity, after
+ * max_wait) is retryable too; 55000 (object_not_in_prerequisite_state)
+ * stays for what someone has to fix.
+ */
+#define ERRCODE_IDGEN_RETRY			ERRCODE_LOCK_NOT_AVAILABLE
+
 /* Layout: 41-bit timestamp shared by both layouts. */
 #define IDGEN_TIME_BITS				41
 
@@ -145,6 +155,7 @@ typedef struct IdgenKeeper
 	uint64		waits;			/* generator calls that waited for one */
 	uint32		starts;			/* times the keeper process started */
 	uint32		failures;		/* consecutive failed keeper runs */
+	int			failed_errcode; /* SQLSTATE of the last failure */
 	char		message[256];	/* why not ready, for errors and status */
 	char		floor_message[256]; /* why shard floors cannot be kept */
 } IdgenKeeper;
@@ -280,6 +291,7 @@ typedef struct IdgenLease
 	uint32		generation;		/* bumped each time the word is set */
 	char		holder[256];	/* who holds our node id, when another does */
 	char		error[256];		/* the last etcd failure */
+	bool		error_config;	/* ... is one of configuration */
 	TimestampTz error_at;
 } IdgenLease;
 
@@ -701,6 +713,7 @@ extern void idgen_keeper_wait_shard(int32 shard, uint64 position,
 									int64 deadline);
 extern Latch *idgen_keeper_latch(void);
 extern void idgen_keeper_report_not_loaded(const char *name, bool always);
+extern int	idgen_keeper_errcode(void);
 
 /* storage.c (the rest of it, for the keeper only, in storage.h) */
 extern bool idgen_schema_trusted(Oid nspid);

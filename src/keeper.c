@@ -184,12 +184,75 @@ idgen_keeper_set_state(IdgenKeeperState state, const char *message)
 	ConditionVariableBroadcast(&keeper->cv);
 }
 
+/*
+ * Whether a keeper failure with SQLSTATE sqlerrcode may pass by itself: a
+ * lost connection, a cancelled wait, a lock or resource not available, or
+ * a commit not confirmed.  Anything else (a missing database or object, a
+ * privilege, an altered table) needs someone to fix it.
+ */
+static bool
+idgen_keeper_failure_passes(int sqlerrcode)
+{
+	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
+	{
+		case ERRCODE_CONNECTION_EXCEPTION:
+		case ERRCODE_TRANSACTION_ROLLBACK:
+		case ERRCODE_INSUFFICIENT_RESOURCES:
+		case ERRCODE_OPERATOR_INTERVENTION:
+			return true;
+	}
+	return sqlerrcode == ERRCODE_IDGEN_RETRY;
+}
+
+/*
+ * The SQLSTATE of a wait for the keeper that ran out: ERRCODE_IDGEN_RETRY
+ * while it starts, waits for a commit, or was restarted after a failure
+ * that passes by itself; 55000 when it refuses a changed epoch, or failed
+ * for a reason someone has to fix.  Caller holds keeper->mutex.
+ */
+static int
+idgen_keeper_errcode_locked(IdgenKeeper *keeper)
+{
+	if (keeper->state == IDGEN_KEEPER_EPOCH_CHANGED)
+		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	if ((keeper->state == IDGEN_KEEPER_FAILED || keeper->failures > 0) &&
+		!idgen_keeper_failure_passes(keeper->failed_errcode))
+		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	return ERRCODE_IDGEN_RETRY;
+}
+
+/* The SQLSTATE of a wait for the keeper that ran out (see above). */
+int
+idgen_keeper_errcode(void)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	int			code;
+
+	SpinLockAcquire(&keeper->mutex);
+	code = idgen_keeper_errcode_locked(keeper);
+	SpinLockRelease(&keeper->mutex);
+	return code;
+}
+
+/* Record a failure of the keeper, and why, and wake everyone who waits. */
+static void
+idgen_keeper_set_failed(int sqlerrcode, const char *message)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+
+	SpinLockAcquire(&keeper->mutex);
+	keeper->failed_errcode = sqlerrcode;
+	SpinLockRelease(&keeper->mutex);
+	idgen_keeper_set_state(IDGEN_KEEPER_FAILED, message);
+}
+
 /* The error of a wait for the keeper that ran out of time. */
 static void
-idgen_keeper_report_unavailable(IdgenKeeperState state, const char *message)
+idgen_keeper_report_unavailable(int code, IdgenKeeperState state,
+								const char *message)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			(errcode(code),
 			 errmsg("no durable ID reservation is available"),
 			 errdetail("The idgen keeper's state is \"%s\": %s.",
 					   idgen_keeper_state_name(state), message),
@@ -200,24 +263,27 @@ idgen_keeper_report_unavailable(IdgenKeeperState state, const char *message)
 /*
  * For a caller waiting for the keeper to load the definitions of generator
  * "name": a keeper that has failed, or refuses a changed epoch, loads none.
- * Report its state then, or always once the caller has waited long enough
- * (55000): without a load, the name may well exist.
+ * Report its state then, or always once the caller has waited long enough:
+ * without a load, the name may well exist.  The SQLSTATE is that of
+ * idgen_keeper_errcode().
  */
 void
 idgen_keeper_report_not_loaded(const char *name, bool always)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	IdgenKeeperState state;
+	int			code;
 	char		message[sizeof(keeper->message)];
 
 	SpinLockAcquire(&keeper->mutex);
 	state = keeper->state;
+	code = idgen_keeper_errcode_locked(keeper);
 	strlcpy(message, keeper->message, sizeof(message));
 	SpinLockRelease(&keeper->mutex);
 	if (always || state == IDGEN_KEEPER_FAILED ||
 		state == IDGEN_KEEPER_EPOCH_CHANGED)
 		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				(errcode(code),
 				 errmsg("the definition of generator \"%s\" is not loaded", name),
 				 errdetail("The idgen keeper loads the definitions; its state is \"%s\": %s.",
 						   idgen_keeper_state_name(state), message),
@@ -235,6 +301,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	uint64		want = pg_atomic_read_u64(&keeper->want_ms);
 	IdgenKeeperState state;
+	int			code;
 	Latch	   *latch;
 	char		message[sizeof(keeper->message)];
 	bool		waited = false;
@@ -256,6 +323,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 
 		SpinLockAcquire(&keeper->mutex);
 		state = keeper->state;
+		code = idgen_keeper_errcode_locked(keeper);
 		latch = keeper->latch;
 		strlcpy(message, keeper->message, sizeof(message));
 		SpinLockRelease(&keeper->mutex);
@@ -282,7 +350,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 			 idgen_clock_monotonic_ms() - started >= Max(idgen_max_wait_ms, 1000)))
 		{
 			ConditionVariableCancelSleep();
-			idgen_keeper_report_unavailable(state, message);
+			idgen_keeper_report_unavailable(code, state, message);
 		}
 
 		if (latch != NULL)
@@ -330,6 +398,7 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 	{
 		bool		done;
 		IdgenKeeperState state;
+		int			code;
 		Latch	   *latch;
 		char		message[sizeof(keeper->message)];
 		char		floor_message[sizeof(keeper->floor_message)];
@@ -341,6 +410,7 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 			 (sc->release_pending[shard] == IDGEN_RELEASE_KEEP &&
 			  sc->released[shard] == want_released));
 		state = keeper->state;
+		code = idgen_keeper_errcode_locked(keeper);
 		latch = keeper->latch;
 		strlcpy(message, keeper->message, sizeof(message));
 		strlcpy(floor_message, keeper->floor_message, sizeof(floor_message));
@@ -360,7 +430,7 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 		if (remaining_ms <= 0)
 		{
 			ConditionVariableCancelSleep();
-			idgen_keeper_report_unavailable(state, message);
+			idgen_keeper_report_unavailable(code, state, message);
 		}
 		if (latch != NULL)
 			SetLatch(latch);
@@ -415,7 +485,7 @@ idgen_keeper_commit_durably(const char *what)
 
 	if (GetFlushRecPtr(NULL) < end)
 		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				(errcode(ERRCODE_IDGEN_RETRY),
 				 errmsg("%s was committed but not flushed to WAL", what)));
 
 	/*
@@ -437,7 +507,7 @@ idgen_keeper_commit_durably(const char *what)
 		if ((defined || (SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0')) &&
 			confirmed < end)
 			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					(errcode(ERRCODE_IDGEN_RETRY),
 					 errmsg("%s was not confirmed by the synchronous standbys", what),
 					 errdetail("The wait for \"synchronous_standby_names\" ended before they confirmed it (cancelled or terminated); nothing is published until a commit is confirmed.")));
 	}
@@ -616,8 +686,8 @@ idgen_keeper_load(void)
 		if (have_hwm != have_epoch)
 		{
 			idgen_keeper_commit();
-			idgen_keeper_set_state(IDGEN_KEEPER_FAILED,
-								   psprintf("the durable state in database \"%s\" is incomplete: %s is missing; restore it from a backup, or reset both with \"ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART\" to start afresh above the clock",
+			idgen_keeper_set_failed(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+									psprintf("the durable state in database \"%s\" is incomplete: %s is missing; restore it from a backup, or reset both with \"ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART\" to start afresh above the clock",
 											idgen_database,
 											have_hwm ? "the epoch record idgen_epoch" : "the reservation idgen_hwm"));
 			return false;
@@ -1075,6 +1145,7 @@ idgen_keeper_on_exit(int code, Datum arg)
 	{
 		/* a FATAL connection failure skips PG_CATCH; the log has the cause */
 		keeper->state = IDGEN_KEEPER_FAILED;
+		keeper->failed_errcode = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
 		snprintf(keeper->message, sizeof(keeper->message),
 				 "the keeper could not connect to database \"%s\"; the server log says why",
 				 idgen_database);
@@ -1262,7 +1333,7 @@ idgen_keeper_main(Datum main_arg)
 		/* record why, for the generators' errors and idgen_status() */
 		edata = CopyErrorData();
 		MemoryContextSwitchTo(ecxt);
-		idgen_keeper_set_state(IDGEN_KEEPER_FAILED, edata->message);
+		idgen_keeper_set_failed(edata->sqlerrcode, edata->message);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

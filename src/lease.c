@@ -141,14 +141,20 @@ idgen_lease_publish_deadline(int64 deadline_ms)
 	pg_write_barrier();
 }
 
+/*
+ * Note an etcd failure for the generators' errors and the status; "config"
+ * says that someone has to correct something (idgen_etcd_error_config for
+ * a failure that idgen_etcd_error tells).
+ */
 static void
-idgen_lease_set_error(const char *message)
+idgen_lease_set_error(const char *message, bool config)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
 	TimestampTz now = GetCurrentTimestamp();
 
 	SpinLockAcquire(&lease->mutex);
 	strlcpy(lease->error, message ? message : "unknown", sizeof(lease->error));
+	lease->error_config = config;
 	lease->error_at = now;
 	SpinLockRelease(&lease->mutex);
 }
@@ -169,7 +175,7 @@ idgen_lease_set_state(IdgenLeaseState state, const char *holder)
  * before anything that follows (a reservation etcd does not record).
  */
 static void
-idgen_lease_invalidate(IdgenLeaseState state, const char *why)
+idgen_lease_invalidate(IdgenLeaseState state, const char *why, bool config)
 {
 	uint32		old = pg_atomic_exchange_u32(&idgen_shared->lease_word.word, 0);
 
@@ -177,7 +183,7 @@ idgen_lease_invalidate(IdgenLeaseState state, const char *why)
 		ereport(LOG,
 				(errmsg("idgen keeper: generation under node id %d stopped: %s",
 						idgen_lease_word_node(old), why)));
-	idgen_lease_set_error(why);
+	idgen_lease_set_error(why, config);
 	idgen_lease_set_state(state, NULL);
 }
 
@@ -338,7 +344,7 @@ idgen_lease_claim(void)
 	lease_id = idgen_etcd_grant(&sent, &ttl_s);
 	if (lease_id == 0)
 	{
-		idgen_lease_set_error(idgen_etcd_error);
+		idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
 		return;
 	}
 
@@ -348,7 +354,7 @@ idgen_lease_claim(void)
 	 */
 	if (wanted < 0 && !idgen_etcd_held_ids(held))
 	{
-		idgen_lease_set_error(idgen_etcd_error);
+		idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
 		idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
 		return;
 	}
@@ -368,7 +374,7 @@ idgen_lease_claim(void)
 		rc = idgen_etcd_claim(node_id, lease_id, &rec, &holder);
 		if (rc < 0)
 		{
-			idgen_lease_set_error(idgen_etcd_error);
+			idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
 			break;
 		}
 		if (rc == 0)
@@ -438,7 +444,7 @@ idgen_lease_give_up(int64 lease_id)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
 
-	idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error);
+	idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error, idgen_etcd_error_config);
 	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
 	SpinLockAcquire(&lease->mutex);
 	lease->lease_id = 0;
@@ -536,7 +542,7 @@ idgen_lease_step(void)
 			idgen_lease_give_up(lease_id);
 		else if (ttl_s > 0 && ours < 0)
 		{
-			idgen_lease_set_error(idgen_etcd_error);
+			idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
 			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
 		}
 		else if (ttl_s > 0)
@@ -549,7 +555,7 @@ idgen_lease_step(void)
 			next_renew_ms = sent + ttl_s * 1000 / 3;
 			if (!idgen_lease_take_record(node_id, lease_id, &rec))
 			{
-				idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error);
+				idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error, idgen_etcd_error_config);
 				next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
 			}
 
@@ -561,7 +567,7 @@ idgen_lease_step(void)
 			else if (!valid && idgen_clock_monotonic_ms() >= fence_until)
 			{
 				if (!idgen_lease_validate(node_id, lease_id))
-					idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error);
+					idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error, idgen_etcd_error_config);
 			}
 			else if (!valid)
 				idgen_lease_set_state(IDGEN_LEASE_FENCING, NULL);
@@ -571,7 +577,8 @@ idgen_lease_step(void)
 			/* gone at etcd: whatever we still held is someone else's now */
 			idgen_lease_invalidate(IDGEN_LEASE_LOST,
 								   psprintf("the lease " INT64_FORMAT " is gone from etcd: it expired, or etcd was restored from a snapshot older than it",
-										lease_id));
+										lease_id),
+								   false);
 			SpinLockAcquire(&lease->mutex);
 			lease->lease_id = 0;
 			SpinLockRelease(&lease->mutex);
@@ -580,7 +587,7 @@ idgen_lease_step(void)
 		}
 		else
 		{
-			idgen_lease_set_error(idgen_etcd_error);
+			idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
 			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
 		}
 	}
@@ -600,7 +607,8 @@ idgen_lease_step(void)
 			idgen_lease_invalidate(IDGEN_LEASE_LOST,
 								   psprintf("could not renew the lease in etcd within \"idgen.lease_ttl\" minus %d ms: %s",
 											(int) idgen_lease_margin_ms(),
-											idgen_etcd_error));
+											idgen_etcd_error),
+								   idgen_etcd_error_config);
 			return IDGEN_LEASE_RETRY_MS;
 		}
 		return (long) Max(1, Min(deadline, next_renew_ms) - now);
@@ -634,7 +642,8 @@ idgen_lease_record_counters(void)
 	if (!idgen_etcd_write_record(node_id, lease_id, 0))
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record a counter reservation in etcd: %s",
-										idgen_etcd_error));
+										idgen_etcd_error),
+							   idgen_etcd_error_config);
 }
 
 /*
@@ -663,7 +672,8 @@ idgen_lease_before_publish(int64 unix_ms)
 	if (!idgen_etcd_write_record(node_id, lease_id, unix_ms + idgen_reservation_ms))
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record the reservation in etcd: %s",
-										idgen_etcd_error));
+										idgen_etcd_error),
+							   idgen_etcd_error_config);
 }
 
 /*

@@ -319,6 +319,7 @@ unreadable:
 	rec->counters = NIL;
 	IDGEN_ETCD_ERROR("the reservation key of node id %d cannot be read; fix or delete it",
 					 node_id);
+	idgen_etcd_error_config = true;
 	return false;
 }
 

@@ -371,7 +371,7 @@ idgen_named_check_usage_slow(IdgenNamedCache *cache)
 		{
 			if (idgen_clock_monotonic_ms() >= deadline)
 				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						(errcode(idgen_keeper_errcode()),
 						 errmsg("the grants of generator \"%s\" are not loaded", slot->name),
 						 errdetail("The keeper loads them from database \"%s\" with the definitions.",
 								   idgen_database),
@@ -549,15 +549,16 @@ bool idgen_counter_committing = false;
 /*
  * Values taken ahead cannot be made durable: the statement that took them
  * (at_commit false) or the commit fails.  "keeper" says whether the keeper
- * failed to reserve them (check on it) or the counter moved under them
- * from outside (a new transaction takes values above that).
+ * failed to reserve them (check on it: its state decides the SQLSTATE) or
+ * the counter moved under them from outside (a new transaction takes values
+ * above that, so it is worth retrying).
  */
 static pg_noinline void
 idgen_counter_pending_refused(IdgenNamedSlot *slot, bool at_commit,
 							  bool keeper, const char *why)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			(errcode(keeper ? idgen_keeper_errcode() : ERRCODE_IDGEN_RETRY),
 			 errmsg("no durable reservation is available for counter generator \"%s\"",
 					slot->name),
 			 at_commit ?
@@ -826,7 +827,7 @@ idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
 		if (!idgen_counter_wait_turn(slot, need, deadline,
 									 "IdgenReservation", &wait_event))
 			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					(errcode(idgen_keeper_errcode()),
 					 errmsg("no durable reservation is available for counter generator \"%s\"",
 							slot->name),
 					 errdetail("The idgen keeper has not extended it; idgen_status() says why."),

@@ -43,6 +43,7 @@ idgen_lease_init(IdgenLease *lease)
 	lease->renewals = 0;
 	lease->holder[0] = '\0';
 	lease->error[0] = '\0';
+	lease->error_config = false;
 	lease->error_at = 0;
 }
 
@@ -84,6 +85,8 @@ idgen_report_no_node(const char *funcname)
 	char		error[sizeof(lease->error)];
 	int32		node_id;
 	int64		fence_until;
+	bool		config;
+	int			code;
 	bool		privileged;
 
 	if (!idgen_leases_on || idgen_shared == NULL || idgen_node_id == -1)
@@ -110,11 +113,19 @@ idgen_report_no_node(const char *funcname)
 	fence_until = lease->fence_until_ms;
 	strlcpy(holder, lease->holder, sizeof(holder));
 	strlcpy(error, lease->error, sizeof(error));
+	config = lease->error_config;
 	SpinLockRelease(&lease->mutex);
 	if (!error[0])
 		strlcpy(error, "none", sizeof(error));
 	privileged = IsTransactionState() &&
 		has_privs_of_role(GetUserId(), ROLE_PG_MONITOR);
+
+	/*
+	 * Not claimed, or not current: worth retrying while etcd is out of
+	 * reach, but not while its last answer says a setting, a certificate,
+	 * a password or a record in etcd is wrong.
+	 */
+	code = config ? ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE : ERRCODE_IDGEN_RETRY;
 
 	if (state == IDGEN_LEASE_TAKEN)
 		ereport(ERROR,
@@ -128,7 +139,7 @@ idgen_report_no_node(const char *funcname)
 				 errhint("Give this server another \"idgen.node_id\" (or \"auto\"), or stop the holder; its lease expires within \"idgen.lease_ttl\".")));
 	if (state == IDGEN_LEASE_FENCING)
 		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				(errcode(ERRCODE_IDGEN_RETRY),
 				 errmsg("this server claimed node id %d in etcd and does not issue under it yet", node_id),
 				 errdetail("%s() embeds the node id. A server whose claim of it etcd lost (etcd restored from a snapshot) could still issue under it for up to \"idgen.lease_ttl\" after the claim.",
 						   funcname),
@@ -136,7 +147,7 @@ idgen_report_no_node(const char *funcname)
 						 Max(fence_until - idgen_clock_monotonic_ms(), 0))));
 	if (state == IDGEN_LEASE_LOST)
 		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				(errcode(code),
 				 errmsg("this server's lease on node id %d in etcd is not current", node_id),
 				 privileged ?
 				 errdetail("%s() embeds the node id and stops before the lease could expire. Last etcd error: %s",
@@ -147,7 +158,7 @@ idgen_report_no_node(const char *funcname)
 							   funcname, error),
 				 errhint("Check that etcd at \"idgen.lease_endpoints\" is reachable; generation resumes once the keeper renews or claims the lease again.")));
 	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			(errcode(code),
 			 errmsg("this server has not claimed its node id in etcd yet"),
 			 privileged ?
 			 errdetail("%s() embeds the node id, and issues only under a lease. Last etcd error: %s",
@@ -184,7 +195,7 @@ void
 idgen_report_lease_deadline(const char *funcname)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			(errcode(ERRCODE_IDGEN_RETRY),
 			 errmsg("this server's lease on its node id in etcd was not renewed in time"),
 			 errdetail("%s() embeds the node id and stops before the lease could expire; the keeper has not renewed it.",
 					   funcname),

@@ -176,6 +176,7 @@ idgen_keeper_init(IdgenKeeper *keeper)
 	keeper->waits = 0;
 	keeper->starts = 0;
 	keeper->failures = 0;
+	keeper->failed_errcode = 0;
 	strlcpy(keeper->message,
 			"the keeper background worker has not started yet (if the server log says \"too many background workers\", raise \"max_worker_processes\" and restart)",
 			sizeof(keeper->message));

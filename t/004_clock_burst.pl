@@ -7,7 +7,7 @@
 # into later milliseconds until idgen.max_lead is used up; then a call waits
 # idgen.max_wait for the clock and fails with 53400, as does a batch
 # larger than that space.  A clock stepped far back fails at once with
-# 55000 saying how long to wait; a waiting call continues as soon as the
+# 55P03 saying how long to wait; a waiting call continues as soon as the
 # clock moves on.  Neither failure consumes or
 # counts anything: the next good ID takes the very next position.
 use strict;
@@ -103,7 +103,7 @@ like($err, qr/HINT:\s+Spread the load over more shards or node ids/,
 # --- failures inside the issuing path change nothing shared ---------------
 # Unlike a bad argument, these calls get as far as examining the
 # generator's state under its lock, and only then fail: with 53400 after
-# waiting max_wait for the frozen clock, or at once with 55000 when the
+# waiting max_wait for the frozen clock, or at once with 55P03 when the
 # clock is stepped back beyond what waiting could cure.  However often
 # they fail, the issued and borrowed counts stay put, and once the clock
 # allows, the next IDs take the very positions after the last good one, as
@@ -125,14 +125,14 @@ $set_clock->('2026-06-01 11:59:50');
 for (1 .. 3)
 {
 	like(error_of($node, 'SELECT snowflake_id()'),
-		qr/^55000: wall clock is behind the snowflake IDs already issued/,
-		'clock 10 s back: snowflake_id() fails at once with 55000');
+		qr/^55P03: wall clock is behind the snowflake IDs already issued/,
+		'clock 10 s back: snowflake_id() fails at once with 55P03');
 	like(error_of($node, 'SELECT instagram_id(5)'),
-		qr/^55000: wall clock is behind the instagram IDs already issued/,
-		'clock 10 s back: instagram_id(5) fails at once with 55000');
+		qr/^55P03: wall clock is behind the instagram IDs already issued/,
+		'clock 10 s back: instagram_id(5) fails at once with 55P03');
 }
 is($node->safe_psql('postgres', $counts), $counts_before,
-	'calls failing with 55000 issued and borrowed nothing');
+	'calls failing with 55P03 issued and borrowed nothing');
 is($node->safe_psql('postgres',
 		"SELECT clock_regressions > $regressions_before FROM idgen_status()"),
 	't', 'those calls did examine the generators: they saw the clock go back');
@@ -235,12 +235,12 @@ is($node->safe_psql('postgres', 'SELECT waits >= 1 FROM idgen_status()'), 't',
 	'idgen_status() counted the wait');
 $set_max_wait->($max_wait, 'reset');
 
-# --- clock stepped back an hour: immediate 55000, nothing issued ----------
+# --- clock stepped back an hour: immediate 55P03, nothing issued ----------
 my $issued_before = $node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()');
 $set_clock->('2026-06-01 11:00:01');
 my $e = error_of($node, 'SELECT snowflake_id()');
-like($e, qr/^55000: wall clock is behind the snowflake IDs already issued/,
-	'clock one hour back: 55000');
+like($e, qr/^55P03: wall clock is behind the snowflake IDs already issued/,
+	'clock one hour back: 55P03, safe to retry');
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT snowflake_id()');
 # the last ID is of 12:00:01.000, so the next fits once the clock is within
 # max_lead of it: one hour less max_lead from now
@@ -250,7 +250,7 @@ like($err, qr/DETAIL:\s+The clock must advance $gap ms before the next ID/,
 like($err, qr/HINT:\s+Retry in $gap ms/, 'the hint says when to retry');
 is($node->safe_psql('postgres', 'SELECT snowflake_issued, clock_regressions >= 1 FROM idgen_status()'),
 	"$issued_before|t", 'the failed calls issued nothing, and the regression was counted');
-like(error_of($node, 'SELECT instagram_id(6)'), qr/^55000: wall clock is behind the instagram IDs/,
+like(error_of($node, 'SELECT instagram_id(6)'), qr/^55P03: wall clock is behind the instagram IDs/,
 	'instagram shards see the step too');
 is($node->safe_psql('postgres', "SELECT instagram_id_time(instagram_id(77)) = '2026-06-01 11:00:01+00'"),
 	't', 'a shard never used before has nothing to be behind of');

@@ -71,8 +71,8 @@ is($node->safe_psql('postgres', 'SELECT borrowed > 0, clock_regressions > 0 FROM
 	't|t', 'the step was seen and bridged with borrowed timestamps');
 
 $set_clock->('-1h');
-like(error_of($node, 'SELECT snowflake_id()'), qr/^55000: wall clock is behind the snowflake IDs already issued/,
-	'clock an hour back: 55000 at once');
+like(error_of($node, 'SELECT snowflake_id()'), qr/^55P03: wall clock is behind the snowflake IDs already issued/,
+	'clock an hour back: 55P03 at once');
 $set_clock->('+0');
 generate(2000);
 is(all_rounds_above_earlier(), '', 'clock back to now: IDs continue above all earlier ones');
@@ -202,7 +202,7 @@ ok($node->poll_query_until('postgres',
 		"SELECT keeper_message ~ 'incomplete: the epoch record idgen_epoch is missing' FROM idgen_status()"),
 	'the epoch record alone reset: the state is refused as incomplete');
 like(error_of($node, 'SELECT instagram_id(21)'), qr/^55000: no durable ID reservation is available/,
-	'and generators fail closed');
+	'and generators fail closed, with 55000: someone has to restore or reset the state');
 $node->safe_psql('postgres', 'ALTER SEQUENCE idgen_hwm RESTART');
 ok(keeper_ready($node),
 	'after resetting both, as the hint says, the keeper adopts the new epoch');
@@ -220,7 +220,7 @@ $node->stop('fast');
 $start->('start');
 $err = error_report_of($node, 'SELECT snowflake_id()');
 like($err, qr/ERROR:\s+55000: no durable ID reservation is available/,
-	'the keeper cannot reach its database: generators fail with 55000');
+	'the keeper cannot reach its database: generators fail with 55000, a misconfiguration');
 like($err, qr/DETAIL:\s+The idgen keeper.s state is "failed": the keeper could not connect to database "no_such_database"/,
 	'the error says what is wrong');
 like(slurp_file($node->logfile), qr/FATAL:\s+database "no_such_database" does not exist/,
@@ -244,8 +244,8 @@ synchronous_standby_names = 'nobody'
 $node->stop('fast');
 $start->('start');
 $err = error_report_of($node, 'SELECT snowflake_id()');
-like($err, qr/ERROR:\s+55000: no durable ID reservation is available/,
-	'synchronous standby missing: generators fail with 55000, although synchronous_commit is off');
+like($err, qr/ERROR:\s+55P03: no durable ID reservation is available/,
+	'synchronous standby missing: generators fail with 55P03 (retry), although synchronous_commit is off');
 like($err, qr/waiting to become durable .*synchronous_standby_names/,
 	'the error says what the reservation waits for');
 is($node->safe_psql('postgres', 'SELECT snowflake_issued FROM idgen_status()'),

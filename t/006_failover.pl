@@ -15,7 +15,7 @@
 # ahead of its own: within max_lead, so they are issued at once.  (With a
 # skew beyond max_lead minus the reservation the standby would have to
 # wait for its clock, and beyond max_lead + max_wait minus the reservation
-# it would refuse with 55000 until its clock caught up: never a duplicate,
+# it would refuse with 55P03 until its clock caught up: never a duplicate,
 # but a frozen clock never catches up.  That is why the skew is 0.5 s and
 # not more.)
 use strict;

@@ -54,7 +54,7 @@ ok(keeper_in_syncrep(), 'the keeper waits for the synchronous standby "ghost"');
 # what was reserved before is used up first (the keeper extends with half
 # of it left); then the generators must stop
 ok(wait_until(sub {
-		error_of($node, 'SELECT snowflake_id()', 'app') =~ /^55000: no durable ID reservation is available/;
+		error_of($node, 'SELECT snowflake_id()', 'app') =~ /^55P03: no durable ID reservation is available/;
 	}),
 	'waiting for a synchronous standby that is gone: generators fail closed');
 
@@ -77,7 +77,7 @@ for my $round (1 .. 2)
 		"cancel $round: it ended the wait, and the keeper refused the unconfirmed commit");
 }
 like(error_of($node, 'SELECT snowflake_id()', 'app'),
-	qr/^55000: no durable ID reservation is available/,
+	qr/^55P03: no durable ID reservation is available/,
 	'after pg_cancel_backend on the keeper: still fail closed');
 for my $round (1 .. 2)
 {
@@ -97,7 +97,7 @@ for my $round (1 .. 2)
 		"terminate $round: that keeper exited");
 }
 like(error_of($node, 'SELECT snowflake_id()', 'app'),
-	qr/^55000: no durable ID reservation is available/,
+	qr/^55P03: no durable ID reservation is available/,
 	'after pg_terminate_backend on the keeper: still fail closed');
 is($node->safe_psql('app', 'SELECT reserved_until < clock_timestamp() FROM idgen_status()'),
 	't', 'and no new reservation was published as durable');
@@ -121,7 +121,7 @@ like(error_of($node, q{
 			PERFORM pg_sleep(0.05);
 		END LOOP;
 	END $$}, 'app'),
-	qr/^55000: no durable ID reservation is available/,
+	qr/^55P03: no durable ID reservation is available/,
 	'synchronous_commit = off by reload: reservations still wait for the standby, generation stops');
 alter_system_and_reload($node,
 	{ synchronous_commit => undef, synchronous_standby_names => undef }, db => 'app');
@@ -230,7 +230,8 @@ my @gaps = map { sprintf('%.1f', $at[$_] - $at[ $_ - 1 ]) } 1 .. 3;
 cmp_ok($gaps[1], '>=', 1.5, "the keeper backs off: the third attempt waited $gaps[1] s, not one");
 cmp_ok($gaps[2], '>', $gaps[1], "and the fourth longer ($gaps[2] s)");
 like(error_of($node, 'SELECT snowflake_id()', 'app'),
-	qr/^55000: no durable ID reservation is available/, 'generators fail closed meanwhile');
+	qr/^55000: no durable ID reservation is available/,
+	'generators fail closed meanwhile, with 55000: the setting needs fixing');
 
 $node->append_conf('postgresql.conf', "idgen.database = 'postgres'\nmax_worker_processes = 0\n");
 $node->restart;

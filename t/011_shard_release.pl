@@ -92,7 +92,7 @@ like(error_of($b, "SELECT instagram_id_advance(9, $ahead)"),
 	'an advance beyond idgen.max_lead needs force => true');
 like(error_of($b, "SELECT instagram_id_advance(9, $ahead, force => true)"), qr/^no error$/,
 	'with force => true it is accepted');
-like(error_of($b, 'SELECT instagram_id(9)'), qr/^55000: wall clock is behind the instagram IDs already issued/,
+like(error_of($b, 'SELECT instagram_id(9)'), qr/^55P03: wall clock is behind the instagram IDs already issued/,
 	'shard 9 then waits for the clock to catch up');
 is(error_of($b, 'SELECT snowflake_id(), instagram_id(8)'), 'no error',
 	'snowflake_id() and other shards are not held back');
@@ -102,7 +102,7 @@ $b->start;
 wait_for_keeper($b);
 is(error_of($b, 'SELECT snowflake_id(), instagram_id(8)'), 'no error',
 	'after a restart, snowflake_id() and other shards work at once');
-like(error_of($b, 'SELECT instagram_id(9)'), qr/^55000: wall clock is behind the instagram IDs already issued/,
+like(error_of($b, 'SELECT instagram_id(9)'), qr/^55P03: wall clock is behind the instagram IDs already issued/,
 	'and shard 9 is still above its advanced ID: the floor is durable');
 is($b->safe_psql('postgres', "SELECT instagram_id(3) > $released"), 't',
 	'so is shard 3\'s');
@@ -122,7 +122,7 @@ ok($b->poll_query_until('postgres',
 $b->stop('immediate');
 $b->start;
 wait_for_keeper($b);
-like(error_of($b, 'SELECT instagram_id(10)'), qr/^55000: wall clock is behind the instagram IDs already issued/,
+like(error_of($b, 'SELECT instagram_id(10)'), qr/^55P03: wall clock is behind the instagram IDs already issued/,
 	'after a restart, shard 10 is still above its advanced ID');
 
 # --- a release never answers without the state it needs ------------------------

@@ -111,7 +111,7 @@ is($node->safe_psql('postgres', q{
 # --- values taken ahead are durable by the end of their statement ----------
 # With the keeper stopped, a statement draws 5,000 values beyond the
 # reservation of 1,000: they are handed out at once, but at its end it
-# waits for the keeper and, after max_wait, fails with 55000, which rolls
+# waits for the keeper and, after max_wait, fails with 55P03, which rolls
 # back its transaction: no row holds a value that is not durably
 # reserved.
 reserved_for('stalled', 1000);
@@ -125,8 +125,8 @@ my ($ret, $out, $err) = $node->psql('postgres', q{
 	INSERT INTO kept SELECT idgen_next('stalled') FROM generate_series(1, 5000);
 	\echo after the insert
 	COMMIT;}, timeout => 120);
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"/,
-	'the statement fails closed with 55000 while the keeper cannot reserve');
+like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled"/,
+	'the statement fails closed with 55P03 (retry) while the keeper cannot reserve');
 like($err, qr/DETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
 	'the detail says the statement fails');
 is($out, '', 'and the transaction goes no further');
@@ -175,7 +175,7 @@ is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
 	SELECT count(idgen_next('stalled')) FROM generate_series(1, 10);
 	INSERT INTO far SELECT idgen_next('stalled') FROM generate_series(1, 3000);
 	COMMIT;}, timeout => 120);
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
+like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
 	'a statement that took values ahead fails at its end when they cannot be made durable');
 is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
 	'and a foreign table first opened after values were taken ahead got no row');
@@ -375,7 +375,7 @@ $node->safe_psql('postgres', q{
 	\echo before the commit
 	COMMIT;}, timeout => 120);
 is($out, 'before the commit', 'a deferred trigger draws values at the commit');
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"/,
+like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled"/,
 	'and the commit fails closed');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
 	'rolling the transaction back');
@@ -394,7 +394,7 @@ $node->safe_psql('postgres', q{
 ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	CALL draw_then_commit();}, timeout => 120);
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
+like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
 	'a commit waits for values taken ahead that no statement end covered, and fails closed');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
 	'rolling the transaction back');
@@ -409,7 +409,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
 	ROLLBACK;
 	BEGIN;
 	PREPARE TRANSACTION 'late';}, timeout => 120, on_error_stop => 0);
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
+like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
 	'PREPARE TRANSACTION of a value beyond the reservation fails closed too');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'), '0',
 	'and leaves no prepared transaction');

@@ -143,6 +143,20 @@ wait_for_keeper($node);
 is($node->safe_psql('postgres', q{SELECT idgen_next('late') > 0}), 't',
 	'with the epoch restored it issues');
 
+# A keeper that is only late (stopped here) is worth waiting for: the
+# lookup of a name it has not loaded fails with 55P03, and the same call
+# works once it has.
+my $keeper = keeper_pid($node);
+kill 'STOP', $keeper;
+$node->safe_psql('postgres',
+	q{SELECT idgen_create_generator('later', 'time:41 tag:7=125 node:10 seq:5')});
+like(error_of($node, q{SELECT idgen_next('later')}),
+	qr/^55P03: the definition of generator "later" is not loaded/,
+	'a keeper that is late to load: 55P03, safe to retry');
+kill 'CONT', $keeper;
+is($node->safe_psql('postgres', q{SELECT idgen_next('later') > 0}), 't',
+	'and the retry issues once the keeper has loaded it');
+
 # --- the durable state reset while running, as the hint says -----------------
 # A recorded epoch changed under the running keeper is refused; resetting
 # both sequences makes it restore them from shared memory, and be ready.

@@ -1,7 +1,7 @@
 # Under idgen.lease_endpoints, a server issues IDs that embed its node id
 # only once it holds a lease on that id in etcd.  Here etcd is never
 # reached (the endpoint is a closed port on loopback), so the claim never
-# succeeds: every generator that embeds the node id refuses with 55000,
+# succeeds: every generator that embeds the node id refuses with 55P03,
 # "not claimed yet", naming the last etcd error to pg_monitor members only,
 # while generators without the node id go on.
 use strict;
@@ -48,15 +48,15 @@ for my $call ('snowflake_id()', 'snowflake_id_batch(3)', 'idgen_uuidv7()',
 {
 	my ($ret, $out, $err) = $node->psql('postgres',
 		"\\set VERBOSITY verbose\nSELECT $call", timeout => 60);
-	like($err, qr/ERROR:\s+55000: this server has not claimed its node id in etcd yet/,
-		"$call: 55000, not claimed yet");
+	like($err, qr/ERROR:\s+55P03: this server has not claimed its node id in etcd yet/,
+		"$call: 55P03, not claimed yet");
 	like($err, qr/DETAIL:\s+.*Last etcd error: \S/,
 		"$call: a superuser is told the last etcd error");
 }
 my ($ret, $out, $err) = $node->psql('postgres',
 	"SET ROLE regress_app;\n\\set VERBOSITY verbose\nSELECT idgen_next('with_node')", timeout => 60);
-like($err, qr/ERROR:\s+55000: this server has not claimed its node id in etcd yet/,
-	'a role outside pg_monitor gets the same 55000');
+like($err, qr/ERROR:\s+55P03: this server has not claimed its node id in etcd yet/,
+	'a role outside pg_monitor gets the same 55P03');
 unlike($err, qr/Last etcd error/, 'but not the etcd error, only where to find it');
 like($err, qr/Members of pg_monitor see the last etcd error/, '(which it is told)');
 

@@ -4,7 +4,7 @@
 # statement.  When the keeper cannot make a new reservation durable (here
 # a synchronous standby that is not there, with synchronous_commit off for
 # everyone else), a counter that has used up what it holds and its lead
-# waits max_wait and fails closed with 55000, and so does the end of a
+# waits max_wait and fails closed with 55P03, and so does the end of a
 # statement whose values are not durable.
 use strict;
 use warnings;
@@ -40,8 +40,8 @@ my ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	CREATE TABLE drawn AS SELECT idgen_next('tickets') AS v FROM generate_series(1, 3000000)},
 	timeout => 120);
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "tickets"/,
-	'a counter that has used up its reservation fails closed with 55000');
+like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "tickets"/,
+	'a counter that has used up its reservation fails closed with 55P03');
 like($err, qr/HINT:\s+idgen hands out no counter value that is not durably reserved/,
 	'the hint says why');
 is($node->safe_psql('postgres', q{
@@ -51,7 +51,7 @@ is($node->safe_psql('postgres', q{
 is($node->psql('postgres', 'SELECT 1 FROM drawn'), 3,
 	'and the statement that drew them rolled back');
 like(error_of($node, q{SELECT idgen_next('tickets')}),
-	qr/^55000: no durable reservation is available for counter generator "tickets"/,
+	qr/^55P03: no durable reservation is available for counter generator "tickets"/,
 	'and the next call fails the same way');
 
 
@@ -70,8 +70,8 @@ set_and_reload($node, synchronous_standby_names => 'nobody');
 	\set VERBOSITY verbose
 	INSERT INTO kept SELECT idgen_next('tickets2') FROM generate_series(1, 5000)},
 	timeout => 120);
-like($err, qr/ERROR:\s+55000: no durable reservation is available for counter generator "tickets2"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
-	'a statement holding values beyond the reservation fails closed with 55000 at its end');
+like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "tickets2"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
+	'a statement holding values beyond the reservation fails closed with 55P03 at its end');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 	'and no row holds them');
 

@@ -134,7 +134,7 @@ like(detail_of($nb, "SET ROLE monitor;\nSELECT snowflake_id()"),
 my $detail = $nb->safe_psql('postgres', 'SELECT lease_holder FROM idgen_lease_status()');
 like($detail, qr/port ${\ $na->port}, system identifier \d+, since /,
 	'the holder is named: host, port, system identifier and since when');
-like(error_of($nb, "SELECT idgen_uuidv7()"), qr/^55000: /,
+like(error_of($nb, "SELECT idgen_uuidv7()"), qr/^55000: node id 5 is held by another server in etcd/,
 	'so does every other generator that embeds the node id');
 is($nb->safe_psql('postgres', 'SELECT instagram_id(1) > 0'), 't',
 	'generators without the node id go on working');
@@ -209,7 +209,8 @@ wait_for_keeper($e);
 $e->poll_query_until('postgres',
 	"SELECT lease_error LIKE '%reservation key of node id 13 cannot be read%' FROM idgen_lease_status()")
   or die 'e did not report the bad record';
-like(error_of($e, 'SELECT snowflake_id()'), qr/^55000: /, 'a bad record: no IDs under node id 13');
+like(error_of($e, 'SELECT snowflake_id()'), qr/^55000: this server has not claimed its node id in etcd yet/,
+	'a bad record: no IDs under node id 13, and 55000: it needs correcting');
 is(etcd_get('/idgen/node/13'), '', 'and the node key is given back');
 etcdctl('del', '/idgen/reservation/13');
 wait_until_generating($e);
@@ -226,8 +227,8 @@ stop_etcd();
 # TTL - margin (4.5 s) after it: by TTL (6 s) it must have stopped.
 sleep($ttl - (time - $stopped_at)) if time - $stopped_at < $ttl;
 like(error_of($d, 'SELECT snowflake_id()'),
-	qr/^55000: this server's lease on node id 7 in etcd is not current/,
-	'with etcd stopped, generation stops within the TTL (55000)');
+	qr/^55P03: this server's lease on node id 7 in etcd is not current/,
+	'with etcd stopped, generation stops within the TTL (55P03: retry)');
 # (the deadline above is the generators' own, so a sleep to it is the
 # check; the keeper's view of etcd comes when its renewal fails, at its
 # own pace)
@@ -385,10 +386,10 @@ my $until = time + $PostgreSQL::Test::Utils::timeout_default;
 while (time < $until)
 {
 	$installed = error_of($rb, "SELECT idgen_next('tickets')");
-	last if $installed =~ /^55000/;
+	last if $installed =~ /^55P03: this server.s lease/;
 	sleep 0.1;
 }
-like($installed, qr/^55000: this server's lease on node id $r_id in etcd is not current/,
+like($installed, qr/^55P03: this server's lease on node id $r_id in etcd is not current/,
 	'with etcd down, the restarted keeper installs the counter but refuses to issue');
 start_etcd();
 wait_until_generating($rb);
@@ -428,11 +429,11 @@ while (time < $until)
 	$stalled_rounds++;
 	sleep 0.1;
 }
-like($stalled, qr/^55000: this server's lease on its node id in etcd was not renewed in time/,
+like($stalled, qr/^55P03: this server's lease on its node id in etcd was not renewed in time/,
 	'with its keeper stopped, the generators stop at the lease deadline by themselves');
 cmp_ok($stalled_rounds, '>', 0, "($stalled_rounds rounds of 1,000 IDs were issued while the keeper was stopped)");
 ok(wait_for_key_gone('/idgen/node/41'), 'and etcd then drops the node key');
-like(error_of($stall, "SELECT idgen_uuidv7()"), qr/^55000: /,
+like(error_of($stall, "SELECT idgen_uuidv7()"), qr/^55P03: this server's lease on its node id in etcd was not renewed in time/,
 	'every generator that embeds the node id refuses');
 
 my $taker = lease_node('taker', 41, max_lead => '5min');
@@ -448,9 +449,9 @@ is($taker->safe_psql('postgres', qq{
 
 kill 'CONT', $stall_keeper;
 $stall->poll_query_until('postgres',
-	"SELECT lease_state <> 'held' FROM idgen_lease_status()")
-  or die 'the stalled keeper kept its lease';
-like(error_of($stall, 'SELECT snowflake_id()'), qr/^55000: /,
+	"SELECT lease_state = 'taken' FROM idgen_lease_status()")
+  or die 'the stalled keeper did not find its node id taken';
+like(error_of($stall, 'SELECT snowflake_id()'), qr/^55000: node id 41 is held by another server in etcd/,
 	'once its keeper runs again, the stalled server refuses: node id 41 is taken');
 like(etcd_get('/idgen/node/41'), qr/"port": ${\ $taker->port}\b/,
 	'and the key still names the new holder');

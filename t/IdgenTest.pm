@@ -124,7 +124,7 @@ sub fake_clock
 # run exits with status 0, that none of its clients aborted, and that it
 # reports no failed transaction.  All three are needed: pgbench counts
 # only serialization and deadlock failures as failed transactions, so a
-# client aborted by any other error (23505 on a duplicate ID, 55000,
+# client aborted by any other error (23505 on a duplicate ID, 55P03, 55000,
 # 53400) still leaves "number of failed transactions: 0"; it shows only in
 # "client N ... aborted" and in exit status 2.
 sub concurrent_pgbench
