@@ -521,19 +521,15 @@ idgen_registry_same(int i, const IdgenRegistryRow *row)
 }
 
 /*
- * Open idgen_generator (relid, found by OID with idgen_keeper_find_objects(),
- * which checks that superusers own it) and check that its columns are the
- * ones idgen_registry_row() reads: a table altered by hand is refused, not
- * read.  Caller has begun a transaction and closes it.
+ * Refuse a tuple descriptor of idgen_generator, or of a query that selects
+ * IDGEN_REG_COLUMNS first, whose columns are not of the types
+ * idgen_registry_row() reads: the table was altered by hand (a superuser
+ * can), and a datum of another type must not be read as text or a number.
  */
-static Relation
-idgen_registry_open(Oid relid)
+static void
+idgen_registry_check_columns(TupleDesc desc)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
-
-	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID ||
-		desc->natts != IDGEN_REG_NCOLUMNS ||
+	if (desc->natts < IDGEN_REG_NCOLUMNS ||
 		TupleDescAttr(desc, IDGEN_REG_NAME)->atttypid != TEXTOID ||
 		TupleDescAttr(desc, IDGEN_REG_LAYOUT)->atttypid != TEXTOID ||
 		TupleDescAttr(desc, IDGEN_REG_EPOCH)->atttypid != TIMESTAMPTZOID ||
@@ -550,15 +546,37 @@ idgen_registry_open(Oid relid)
 				 errmsg("idgen's table idgen_generator in database \"%s\" has been altered",
 						idgen_database),
 				 idgen_errhint_repair()));
+}
+
+/*
+ * Open idgen_generator (relid, found by OID with idgen_keeper_find_objects(),
+ * which checks that superusers own it) and check that its columns are the
+ * ones idgen_registry_row() reads, and no others: a table altered by hand
+ * is refused, not read.  Caller has begun a transaction and closes it.
+ */
+static Relation
+idgen_registry_open(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID ||
+		desc->natts != IDGEN_REG_NCOLUMNS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen's table idgen_generator in database \"%s\" has been altered",
+						idgen_database),
+				 idgen_errhint_repair()));
+	idgen_registry_check_columns(desc);
 	return rel;
 }
 
 /*
  * A row of idgen_generator as stored: a tuple of the table (opened by
- * idgen_registry_open, which checked its columns), or of a query whose
- * first columns are IDGEN_REG_COLUMNS.  False for a row that holds no
- * definition (a part of it NULL, a name too long for a slot, a unit below
- * 1 ms): it is skipped.
+ * idgen_registry_open), or of a query whose first columns are
+ * IDGEN_REG_COLUMNS; their types are checked, whoever reads.  False for a
+ * row that holds no definition (a part of it NULL, a name too long for a
+ * slot, a unit below 1 ms): it is skipped.
  */
 bool
 idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row)
@@ -567,7 +585,7 @@ idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row)
 	bool		nulls[IDGEN_REG_NCOLUMNS];
 	IdgenCounterOptions *options = &row->options;
 
-	Assert(desc->natts >= IDGEN_REG_NCOLUMNS);
+	idgen_registry_check_columns(desc);
 	for (int c = 0; c < IDGEN_REG_NCOLUMNS; c++)
 		values[c] = heap_getattr(tup, c + 1, desc, &nulls[c]);
 	options->prefetch = nulls[IDGEN_REG_PREFETCH] ? 0 : DatumGetInt32(values[IDGEN_REG_PREFETCH]);

@@ -226,6 +226,20 @@ refuses_altered('idgen_generator',
 	'ALTER TABLE public.idgen_generator ADD COLUMN note text');
 mend('idgen_generator');
 
+# A column of another type: defining a generator reads the rows too, and
+# refuses them as the keeper does, rather than read an integer as text.
+$fresh->safe_psql('postgres',
+	q{SELECT idgen_create_generator('tally', 'zone:4=3 seq:27')});
+refuses_altered('idgen_generator',
+	'ALTER TABLE public.idgen_generator ALTER owned TYPE integer USING 7');
+like(error_of($fresh, q{SELECT idgen_create_generator('tally2', 'zone:4=4 seq:27')}),
+	qr/^55000: idgen's table idgen_generator in database "postgres" has been altered/,
+	'defining a generator refuses a column of another type (55000)');
+like(error_of($fresh, q{SELECT idgen_create_generator('tally', 'zone:4=3 seq:27')}),
+	qr/^55000: idgen's table idgen_generator in database "postgres" has been altered/,
+	'and so does re-creating one');
+mend('idgen_generator');
+
 # the floors are read once IDs of a shard have been reserved
 $fresh->safe_psql('postgres', 'SELECT instagram_id(4)');
 refuses_altered('idgen_shard_floor',
