@@ -469,7 +469,7 @@ fuzz_walk(JsonbContainer *c)
 		fuzz_walk_array(c);
 }
 
-/* ----- lease.c's readings ----- */
+/* ----- leasekeys.c's readings ----- */
 
 static void
 fuzz_check_record(const char *what, JsonbContainer *kv, bool readable,

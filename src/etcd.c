@@ -4,9 +4,9 @@
  *	  The etcd transport of node-id leases: HTTP over libcurl, TLS and
  *	  authentication, and the reading of etcd's JSON answers.
  *
- * The lease protocol (lease.c) sends each request here as JSON text for a
+ * The lease's requests (leasekeys.c) come here as JSON text for a
  * path of etcd's v3 JSON gateway (/v3/kv/txn, /v3/lease/grant, ...) and
- * gets back the parsed answer, or NULL with idgen_etcd_error saying why.
+ * get back the parsed answer, or NULL with idgen_etcd_error saying why.
  * Requests go to the endpoints of idgen.lease_endpoints in turn, starting
  * with the one that answered last.  Keys and values travel in base64, as
  * the gateway wants them; the helpers for both, and for reading jsonb

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * etcd.h
- *	  The etcd transport (etcd.c), for the lease protocol (lease.c) only.
+ *	  The etcd transport (etcd.c), for the lease (lease.c, leasekeys.c) only.
  *
  * Everything here runs in the keeper alone and throws nothing on etcd's
  * account: a request that fails returns NULL or false and leaves its

@@ -439,7 +439,7 @@ idgen_named_shard_argument(FunctionCallInfo fcinfo, IdgenNamedCache *cache, int 
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("generator \"%s\" needs a shard argument", cache->layout.name),
-				 errhint("Call idgen_next('%s', shard).", cache->layout.name)));
+				 errhint("Pass the shard right after the name, as in idgen_next('%s', shard).", cache->layout.name)));
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

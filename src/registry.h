@@ -96,7 +96,7 @@ typedef struct IdgenRegistry
 	int32		pool_used;		/* keeper only */
 	int64		floor_unix_ms;	/* floor of new slots in this shared memory */
 	int64		node_floor_unix_ms; /* and of new slots embedding the node id:
-									 * the previous holder's lease (lease.c) */
+									 * the previous holder's record (leasekeys.c) */
 } IdgenRegistry;
 
 /* the options of a definition as stored (0 / NULL: default) */
