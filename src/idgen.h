@@ -291,7 +291,10 @@ typedef struct IdgenLease
 	uint32		generation;		/* bumped each time the word is set */
 	char		holder[256];	/* who holds our node id, when another does */
 	char		error[256];		/* the last etcd failure */
-	bool		error_config;	/* ... is one of configuration */
+	bool		error_config;	/* ... is one of configuration (cleared
+								 * once a claim or renewal succeeds) */
+	bool		holder_is_self; /* TAKEN by this server before a crash
+								 * restart: passes within the TTL */
 	TimestampTz error_at;
 } IdgenLease;
 

@@ -44,6 +44,7 @@ idgen_lease_init(IdgenLease *lease)
 	lease->holder[0] = '\0';
 	lease->error[0] = '\0';
 	lease->error_config = false;
+	lease->holder_is_self = false;
 	lease->error_at = 0;
 }
 
@@ -86,6 +87,7 @@ idgen_report_no_node(const char *funcname)
 	int32		node_id;
 	int64		fence_until;
 	bool		config;
+	bool		holder_is_self;
 	int			code;
 	bool		privileged;
 
@@ -114,6 +116,7 @@ idgen_report_no_node(const char *funcname)
 	strlcpy(holder, lease->holder, sizeof(holder));
 	strlcpy(error, lease->error, sizeof(error));
 	config = lease->error_config;
+	holder_is_self = lease->holder_is_self;
 	SpinLockRelease(&lease->mutex);
 	if (!error[0])
 		strlcpy(error, "none", sizeof(error));
@@ -123,13 +126,25 @@ idgen_report_no_node(const char *funcname)
 	/*
 	 * Not claimed, or not current: worth retrying while etcd is out of
 	 * reach, but not while its last answer says a setting, a certificate,
-	 * a password or a record in etcd is wrong.
+	 * a password or a record in etcd is wrong, nor while the keeper, which
+	 * claims and renews, failed for a reason someone has to fix (asked
+	 * after lease->mutex is released: never two spinlocks at once).
 	 */
-	code = config ? ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE : ERRCODE_IDGEN_RETRY;
+	if (config ||
+		idgen_keeper_errcode() == ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE)
+		code = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	else
+		code = ERRCODE_IDGEN_RETRY;
 
+	/*
+	 * Held by another server: someone has to stop it or renumber.  Held by
+	 * this server before a crash restart: that lease expires by itself
+	 * within "idgen.lease_ttl".
+	 */
 	if (state == IDGEN_LEASE_TAKEN)
 		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				(errcode(holder_is_self ? ERRCODE_IDGEN_RETRY :
+						 ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("node id %d is held by another server in etcd", node_id),
 				 privileged ?
 				 errdetail("%s() embeds the node id; the holder is %s.", funcname, holder) :

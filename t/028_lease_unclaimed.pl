@@ -66,5 +66,19 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{SELECT snowflake_issued, lease_state FROM idgen_status(), idgen_lease_status()}),
 	'0|claiming', 'no snowflake ID was issued; still claiming');
 
+# The keeper, which claims the node id, fails for a reason someone has to
+# fix: every generator says 55000 then, the ones that embed the node id too,
+# although etcd itself is only out of reach.
+$node->append_conf('postgresql.conf', "idgen.database = 'no_such_database'\n");
+$node->restart;
+$node->poll_query_until('postgres', q{
+	SELECT keeper_state = 'failed' FROM idgen_status()})
+  or die 'the keeper did not fail on a missing database';
+like(error_of($node, 'SELECT snowflake_id()'),
+	qr/^55000: this server has not claimed its node id in etcd yet/,
+	'keeper failed for a reason to fix: snowflake_id() says 55000, not 55P03');
+like(error_of($node, 'SELECT instagram_id(3)'), qr/^55000: /,
+	'as instagram_id() does');
+
 $node->stop;
 done_testing();
