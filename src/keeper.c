@@ -98,6 +98,13 @@ static MemoryContext keeper_cxt = NULL;
 /* whether this keeper got its database connection */
 static bool keeper_connected = false;
 
+/*
+ * Set just before the connection is attempted: a keeper terminated while it
+ * backs off (SIGTERM, pg_terminate_backend(), a fast shutdown) has not
+ * failed to connect, and must not be recorded as if it had.
+ */
+static bool keeper_connecting = false;
+
 /* wait event ids, registered on first use (compat.h) */
 static uint32 wait_event_main = 0;
 static uint32 wait_event_reservation = 0;
@@ -188,11 +195,15 @@ idgen_keeper_set_state(IdgenKeeperState state, const char *message)
  * Whether a keeper failure with SQLSTATE sqlerrcode may pass by itself: a
  * lost connection, a cancelled wait, a lock or resource not available, or
  * a commit not confirmed.  Anything else (a missing database or object, a
- * privilege, an altered table) needs someone to fix it.
+ * privilege, an altered table) needs someone to fix it, and so does a full
+ * disk (53100 disk_full, in the otherwise passing class 53): someone has to
+ * free space.
  */
 static bool
 idgen_keeper_failure_passes(int sqlerrcode)
 {
+	if (sqlerrcode == ERRCODE_DISK_FULL)
+		return false;
 	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
 	{
 		case ERRCODE_CONNECTION_EXCEPTION:
@@ -221,17 +232,45 @@ idgen_keeper_errcode_locked(IdgenKeeper *keeper)
 	return ERRCODE_IDGEN_RETRY;
 }
 
+/*
+ * Adjust a code from idgen_keeper_errcode_locked(), once keeper->mutex is
+ * released (never two spinlocks at once): a keeper with "idgen.node_id" =
+ * 'auto' waits for its claim in etcd before it starts, in state "starting"
+ * without a failure of its own, and while the lease's last etcd error is one
+ * of configuration (a wrong password file, say) it waits for someone to fix
+ * that: 55000 then, as the generators that embed the node id say.
+ */
+static int
+idgen_keeper_errcode_adjust(int code, IdgenKeeperState state)
+{
+	IdgenLease *lease;
+	bool		config;
+
+	if (code != ERRCODE_IDGEN_RETRY || state != IDGEN_KEEPER_STARTING ||
+		!idgen_leases_on || idgen_node_id_string == NULL ||
+		pg_strcasecmp(idgen_node_id_string, "auto") != 0)
+		return code;
+	lease = &idgen_shared->lease;
+	SpinLockAcquire(&lease->mutex);
+	config = lease->error_config &&
+		lease->state != IDGEN_LEASE_HELD && lease->state != IDGEN_LEASE_FENCING;
+	SpinLockRelease(&lease->mutex);
+	return config ? ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE : code;
+}
+
 /* The SQLSTATE of a wait for the keeper that ran out (see above). */
 int
 idgen_keeper_errcode(void)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenKeeperState state;
 	int			code;
 
 	SpinLockAcquire(&keeper->mutex);
+	state = keeper->state;
 	code = idgen_keeper_errcode_locked(keeper);
 	SpinLockRelease(&keeper->mutex);
-	return code;
+	return idgen_keeper_errcode_adjust(code, state);
 }
 
 /* Record a failure of the keeper, and why, and wake everyone who waits. */
@@ -280,6 +319,7 @@ idgen_keeper_report_not_loaded(const char *name, bool always)
 	code = idgen_keeper_errcode_locked(keeper);
 	strlcpy(message, keeper->message, sizeof(message));
 	SpinLockRelease(&keeper->mutex);
+	code = idgen_keeper_errcode_adjust(code, state);
 	if (always || state == IDGEN_KEEPER_FAILED ||
 		state == IDGEN_KEEPER_EPOCH_CHANGED)
 		ereport(ERROR,
@@ -327,6 +367,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 		latch = keeper->latch;
 		strlcpy(message, keeper->message, sizeof(message));
 		SpinLockRelease(&keeper->mutex);
+		code = idgen_keeper_errcode_adjust(code, state);
 
 		if (state == IDGEN_KEEPER_EPOCH_CHANGED)
 		{
@@ -415,6 +456,7 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 		strlcpy(message, keeper->message, sizeof(message));
 		strlcpy(floor_message, keeper->floor_message, sizeof(floor_message));
 		SpinLockRelease(&keeper->mutex);
+		code = idgen_keeper_errcode_adjust(code, state);
 
 		if (done)
 			break;
@@ -1141,7 +1183,7 @@ idgen_keeper_on_exit(int code, Datum arg)
 
 	SpinLockAcquire(&keeper->mutex);
 	keeper->latch = NULL;
-	if (!keeper_connected)
+	if (keeper_connecting && !keeper_connected)
 	{
 		/* a FATAL connection failure skips PG_CATCH; the log has the cause */
 		keeper->state = IDGEN_KEEPER_FAILED;
@@ -1156,7 +1198,8 @@ idgen_keeper_on_exit(int code, Datum arg)
 		strlcpy(keeper->message, "the keeper exited and is being restarted",
 				sizeof(keeper->message));
 	}
-	if (keeper->state == IDGEN_KEEPER_FAILED)
+	/* a keeper stopped in its back-off did not fail again */
+	if (keeper->state == IDGEN_KEEPER_FAILED && keeper_connecting)
 		keeper->failures++;
 	SpinLockRelease(&keeper->mutex);
 	ConditionVariableBroadcast(&keeper->cv);
@@ -1230,6 +1273,7 @@ idgen_keeper_main(Datum main_arg)
 		uint64		load_requests;
 		uint64		changes;
 
+		keeper_connecting = true;
 		BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
 		keeper_connected = true;
 		MemoryContextSwitchTo(keeper_cxt);
