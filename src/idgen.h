@@ -708,6 +708,11 @@ idgen_issued_node(const char *funcname, uint32 word)
 	return idgen_lease_word_node(word);
 }
 
+/* node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex) */
+extern int	idgen_keeper_errcode(void);
+extern int	idgen_keeper_errcode_locked(IdgenKeeper *keeper);
+extern int	idgen_keeper_errcode_adjust(int code, IdgenKeeperState state);
+
 /* keeper.c */
 extern void idgen_keeper_register(void);
 extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
@@ -716,7 +721,6 @@ extern void idgen_keeper_wait_shard(int32 shard, uint64 position,
 									int64 deadline);
 extern Latch *idgen_keeper_latch(void);
 extern void idgen_keeper_report_not_loaded(const char *name, bool always);
-extern int	idgen_keeper_errcode(void);
 
 /* storage.c (the rest of it, for the keeper only, in storage.h) */
 extern bool idgen_schema_trusted(Oid nspid);

@@ -10,7 +10,8 @@
  * themselves (idgen_require_node_id).  This file holds the side of it the
  * generators, the registry and the status functions use: the node id, the
  * lease's shared state initialised and named, and the errors of a
- * generator that has no node id to embed.  The protocol with etcd is
+ * generator that has no node id to embed, with the keeper's SQLSTATE they
+ * follow (which keeper.c's waiters report too).  The protocol with etcd is
  * lease.c's, in the keeper.
  *
  * IDENTIFICATION
@@ -67,6 +68,94 @@ idgen_lease_state_name(IdgenLeaseState state)
 			return "fencing";
 	}
 	return "unknown";
+}
+
+/*
+ * The keeper's SQLSTATE, which its waiters report and which the lease
+ * errors below follow: here, below the keeper, since the generators'
+ * node-id errors need it too.
+ */
+
+/*
+ * Whether a keeper failure with SQLSTATE sqlerrcode may pass by itself: a
+ * lost connection, a cancelled wait, a lock or resource not available, or
+ * a commit not confirmed.  Anything else (a missing database or object, a
+ * privilege, an altered table) needs someone to fix it, and so does a full
+ * disk (53100 disk_full, in the otherwise passing class 53): someone has to
+ * free space.
+ */
+static bool
+idgen_keeper_failure_passes(int sqlerrcode)
+{
+	if (sqlerrcode == ERRCODE_DISK_FULL)
+		return false;
+	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
+	{
+		case ERRCODE_CONNECTION_EXCEPTION:
+		case ERRCODE_TRANSACTION_ROLLBACK:
+		case ERRCODE_INSUFFICIENT_RESOURCES:
+		case ERRCODE_OPERATOR_INTERVENTION:
+			return true;
+	}
+	return sqlerrcode == ERRCODE_IDGEN_RETRY;
+}
+
+/*
+ * The SQLSTATE of a wait for the keeper that ran out: ERRCODE_IDGEN_RETRY
+ * while it starts, waits for a commit, or was restarted after a failure
+ * that passes by itself; 55000 when it refuses a changed epoch, or failed
+ * for a reason someone has to fix.  Caller holds keeper->mutex.
+ */
+int
+idgen_keeper_errcode_locked(IdgenKeeper *keeper)
+{
+	if (keeper->state == IDGEN_KEEPER_EPOCH_CHANGED)
+		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	if ((keeper->state == IDGEN_KEEPER_FAILED || keeper->failures > 0) &&
+		!idgen_keeper_failure_passes(keeper->failed_errcode))
+		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	return ERRCODE_IDGEN_RETRY;
+}
+
+/*
+ * Adjust a code from idgen_keeper_errcode_locked(), once keeper->mutex is
+ * released (never two spinlocks at once): a keeper with "idgen.node_id" =
+ * 'auto' waits for its claim in etcd before it starts, in state "starting"
+ * without a failure of its own, and while the lease's last etcd error is one
+ * of configuration (a wrong password file, say) it waits for someone to fix
+ * that: 55000 then, as the generators that embed the node id say.
+ */
+int
+idgen_keeper_errcode_adjust(int code, IdgenKeeperState state)
+{
+	IdgenLease *lease;
+	bool		config;
+
+	if (code != ERRCODE_IDGEN_RETRY || state != IDGEN_KEEPER_STARTING ||
+		!idgen_leases_on || idgen_node_id_string == NULL ||
+		pg_strcasecmp(idgen_node_id_string, "auto") != 0)
+		return code;
+	lease = &idgen_shared->lease;
+	SpinLockAcquire(&lease->mutex);
+	config = lease->error_config &&
+		lease->state != IDGEN_LEASE_HELD && lease->state != IDGEN_LEASE_FENCING;
+	SpinLockRelease(&lease->mutex);
+	return config ? ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE : code;
+}
+
+/* The SQLSTATE of a wait for the keeper that ran out (see above). */
+int
+idgen_keeper_errcode(void)
+{
+	IdgenKeeper *keeper = &idgen_shared->keeper.keeper;
+	IdgenKeeperState state;
+	int			code;
+
+	SpinLockAcquire(&keeper->mutex);
+	state = keeper->state;
+	code = idgen_keeper_errcode_locked(keeper);
+	SpinLockRelease(&keeper->mutex);
+	return idgen_keeper_errcode_adjust(code, state);
 }
 
 /*
