@@ -100,6 +100,9 @@ static char *auth_token = NULL;
 static char *auth_settings = NULL;
 
 static void idgen_etcd_config_error(int sqlstate, const char *fmt,...) pg_attribute_printf(2, 3);
+static void idgen_etcd_maybe_config_error(int sqlstate, const char *fmt,...) pg_attribute_printf(2, 3);
+static void idgen_etcd_warn_error_va(bool config, int sqlstate, const char *fmt,
+									 va_list args) pg_attribute_printf(3, 0);
 
 static size_t
 idgen_etcd_collect(char *ptr, size_t size, size_t nmemb, void *userdata)
@@ -257,26 +260,50 @@ idgen_unbase64(const char *data)
 #ifndef IDGEN_WITHOUT_LIBCURL
 
 /*
- * Set the configuration error of the last request: like IDGEN_ETCD_ERROR,
- * and logged as a WARNING, since only the server's administrator can
- * correct it.  Logged once per kind of error (its format) until a request
- * succeeds again, not at every retry.  Never given a secret.
+ * Set the error of the last request and log it as a WARNING, once per kind
+ * of error (its format) until a request succeeds again, not at every retry.
+ * "config" says whether it is one of configuration, which only the server's
+ * administrator can correct (idgen_etcd_error_config); otherwise it is
+ * logged all the same, since it likely names a setting, but generators go
+ * on saying that a retry may succeed.  Never given a secret.
  */
 static void
-idgen_etcd_config_error(int sqlstate, const char *fmt,...)
+idgen_etcd_warn_error_va(bool config, int sqlstate, const char *fmt, va_list args)
 {
-	va_list		args;
-
-	va_start(args, fmt);
 	vsnprintf(idgen_etcd_error, sizeof(idgen_etcd_error), fmt, args);
-	va_end(args);
-	idgen_etcd_error_config = true;
+	idgen_etcd_error_config = config;
 	if (config_error_logged == fmt)
 		return;
 	config_error_logged = fmt;
 	ereport(WARNING,
 			(errcode(sqlstate),
 			 errmsg("idgen keeper: %s", idgen_etcd_error)));
+}
+
+/* A configuration error: like IDGEN_ETCD_ERROR, but someone must fix it. */
+static void
+idgen_etcd_config_error(int sqlstate, const char *fmt,...)
+{
+	va_list		args;
+
+	va_start(args, fmt);
+	idgen_etcd_warn_error_va(true, sqlstate, fmt, args);
+	va_end(args);
+}
+
+/*
+ * An error that may be one of configuration or may pass by itself (libcurl
+ * cannot tell): logged as a WARNING naming the likely setting, but not a
+ * configuration error.
+ */
+static void
+idgen_etcd_maybe_config_error(int sqlstate, const char *fmt,...)
+{
+	va_list		args;
+
+	va_start(args, fmt);
+	idgen_etcd_warn_error_va(false, sqlstate, fmt, args);
+	va_end(args);
 }
 
 /*
@@ -315,14 +342,16 @@ idgen_etcd_transport_error(const char *url, CURLcode rc)
 			 * with a TLS alert or not, during the handshake or, under TLS 1.3
 			 * (the server checks the certificate after the client's side of
 			 * the handshake is done), at the first read or write.  libcurl
-			 * cannot tell that from a connection lost otherwise, so name the
-			 * certificate as the likely cause.
+			 * cannot tell that from a connection lost otherwise (an etcd
+			 * member killed or restarted, a reset connection), so name the
+			 * certificate as the likely cause, but do not call it one of
+			 * configuration: generators keep saying that a retry may succeed.
 			 */
 			if (pg_strncasecmp(url, "https://", 8) == 0)
 			{
-				idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
-										"%s: etcd closed the TLS connection; check that etcd trusts \"idgen.lease_cert_file\": %s",
-										url, why);
+				idgen_etcd_maybe_config_error(ERRCODE_CONFIG_FILE_ERROR,
+											  "%s: etcd closed the TLS connection; check that etcd trusts \"idgen.lease_cert_file\": %s",
+											  url, why);
 				return;
 			}
 			break;

@@ -291,7 +291,10 @@ typedef struct IdgenLease
 	uint32		generation;		/* bumped each time the word is set */
 	char		holder[256];	/* who holds our node id, when another does */
 	char		error[256];		/* the last etcd failure */
-	bool		error_config;	/* ... is one of configuration */
+	bool		error_config;	/* ... is one of configuration (cleared
+								 * once a claim or renewal succeeds) */
+	bool		holder_is_self; /* TAKEN by this server before a crash
+								 * restart: passes within the TTL */
 	TimestampTz error_at;
 } IdgenLease;
 
@@ -705,6 +708,11 @@ idgen_issued_node(const char *funcname, uint32 word)
 	return idgen_lease_word_node(word);
 }
 
+/* node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex) */
+extern int	idgen_keeper_errcode(void);
+extern int	idgen_keeper_errcode_locked(IdgenKeeper *keeper);
+extern int	idgen_keeper_errcode_adjust(int code, IdgenKeeperState state);
+
 /* keeper.c */
 extern void idgen_keeper_register(void);
 extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
@@ -713,7 +721,6 @@ extern void idgen_keeper_wait_shard(int32 shard, uint64 position,
 									int64 deadline);
 extern Latch *idgen_keeper_latch(void);
 extern void idgen_keeper_report_not_loaded(const char *name, bool always);
-extern int	idgen_keeper_errcode(void);
 
 /* storage.c (the rest of it, for the keeper only, in storage.h) */
 extern bool idgen_schema_trusted(Oid nspid);

@@ -98,6 +98,13 @@ static MemoryContext keeper_cxt = NULL;
 /* whether this keeper got its database connection */
 static bool keeper_connected = false;
 
+/*
+ * Set just before the connection is attempted: a keeper terminated while it
+ * backs off (SIGTERM, pg_terminate_backend(), a fast shutdown) has not
+ * failed to connect, and must not be recorded as if it had.
+ */
+static bool keeper_connecting = false;
+
 /* wait event ids, registered on first use (compat.h) */
 static uint32 wait_event_main = 0;
 static uint32 wait_event_reservation = 0;
@@ -184,56 +191,6 @@ idgen_keeper_set_state(IdgenKeeperState state, const char *message)
 	ConditionVariableBroadcast(&keeper->cv);
 }
 
-/*
- * Whether a keeper failure with SQLSTATE sqlerrcode may pass by itself: a
- * lost connection, a cancelled wait, a lock or resource not available, or
- * a commit not confirmed.  Anything else (a missing database or object, a
- * privilege, an altered table) needs someone to fix it.
- */
-static bool
-idgen_keeper_failure_passes(int sqlerrcode)
-{
-	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
-	{
-		case ERRCODE_CONNECTION_EXCEPTION:
-		case ERRCODE_TRANSACTION_ROLLBACK:
-		case ERRCODE_INSUFFICIENT_RESOURCES:
-		case ERRCODE_OPERATOR_INTERVENTION:
-			return true;
-	}
-	return sqlerrcode == ERRCODE_IDGEN_RETRY;
-}
-
-/*
- * The SQLSTATE of a wait for the keeper that ran out: ERRCODE_IDGEN_RETRY
- * while it starts, waits for a commit, or was restarted after a failure
- * that passes by itself; 55000 when it refuses a changed epoch, or failed
- * for a reason someone has to fix.  Caller holds keeper->mutex.
- */
-static int
-idgen_keeper_errcode_locked(IdgenKeeper *keeper)
-{
-	if (keeper->state == IDGEN_KEEPER_EPOCH_CHANGED)
-		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
-	if ((keeper->state == IDGEN_KEEPER_FAILED || keeper->failures > 0) &&
-		!idgen_keeper_failure_passes(keeper->failed_errcode))
-		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
-	return ERRCODE_IDGEN_RETRY;
-}
-
-/* The SQLSTATE of a wait for the keeper that ran out (see above). */
-int
-idgen_keeper_errcode(void)
-{
-	IdgenKeeper *keeper = KEEPER(idgen_shared);
-	int			code;
-
-	SpinLockAcquire(&keeper->mutex);
-	code = idgen_keeper_errcode_locked(keeper);
-	SpinLockRelease(&keeper->mutex);
-	return code;
-}
-
 /* Record a failure of the keeper, and why, and wake everyone who waits. */
 static void
 idgen_keeper_set_failed(int sqlerrcode, const char *message)
@@ -280,6 +237,7 @@ idgen_keeper_report_not_loaded(const char *name, bool always)
 	code = idgen_keeper_errcode_locked(keeper);
 	strlcpy(message, keeper->message, sizeof(message));
 	SpinLockRelease(&keeper->mutex);
+	code = idgen_keeper_errcode_adjust(code, state);
 	if (always || state == IDGEN_KEEPER_FAILED ||
 		state == IDGEN_KEEPER_EPOCH_CHANGED)
 		ereport(ERROR,
@@ -327,6 +285,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 		latch = keeper->latch;
 		strlcpy(message, keeper->message, sizeof(message));
 		SpinLockRelease(&keeper->mutex);
+		code = idgen_keeper_errcode_adjust(code, state);
 
 		if (state == IDGEN_KEEPER_EPOCH_CHANGED)
 		{
@@ -415,6 +374,7 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 		strlcpy(message, keeper->message, sizeof(message));
 		strlcpy(floor_message, keeper->floor_message, sizeof(floor_message));
 		SpinLockRelease(&keeper->mutex);
+		code = idgen_keeper_errcode_adjust(code, state);
 
 		if (done)
 			break;
@@ -1141,7 +1101,7 @@ idgen_keeper_on_exit(int code, Datum arg)
 
 	SpinLockAcquire(&keeper->mutex);
 	keeper->latch = NULL;
-	if (!keeper_connected)
+	if (keeper_connecting && !keeper_connected)
 	{
 		/* a FATAL connection failure skips PG_CATCH; the log has the cause */
 		keeper->state = IDGEN_KEEPER_FAILED;
@@ -1156,7 +1116,8 @@ idgen_keeper_on_exit(int code, Datum arg)
 		strlcpy(keeper->message, "the keeper exited and is being restarted",
 				sizeof(keeper->message));
 	}
-	if (keeper->state == IDGEN_KEEPER_FAILED)
+	/* a keeper stopped in its back-off did not fail again */
+	if (keeper->state == IDGEN_KEEPER_FAILED && keeper_connecting)
 		keeper->failures++;
 	SpinLockRelease(&keeper->mutex);
 	ConditionVariableBroadcast(&keeper->cv);
@@ -1230,6 +1191,7 @@ idgen_keeper_main(Datum main_arg)
 		uint64		load_requests;
 		uint64		changes;
 
+		keeper_connecting = true;
 		BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
 		keeper_connected = true;
 		MemoryContextSwitchTo(keeper_cxt);

@@ -159,14 +159,25 @@ idgen_lease_set_error(const char *message, bool config)
 	SpinLockRelease(&lease->mutex);
 }
 
+/*
+ * Set the state and who holds our node id (holder_is_self: this server
+ * before a crash restart).  A claim that went through (FENCING, and HELD in
+ * idgen_lease_validate) clears error_config: the last failure's text and
+ * time stay for idgen_lease_status(), but no longer make the generators
+ * say that someone has to fix something.
+ */
 static void
-idgen_lease_set_state(IdgenLeaseState state, const char *holder)
+idgen_lease_set_state(IdgenLeaseState state, const char *holder,
+					  bool holder_is_self)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
 
 	SpinLockAcquire(&lease->mutex);
 	lease->state = state;
 	strlcpy(lease->holder, holder ? holder : "", sizeof(lease->holder));
+	lease->holder_is_self = holder_is_self;
+	if (state == IDGEN_LEASE_FENCING || state == IDGEN_LEASE_HELD)
+		lease->error_config = false;
 	SpinLockRelease(&lease->mutex);
 }
 
@@ -184,7 +195,7 @@ idgen_lease_invalidate(IdgenLeaseState state, const char *why, bool config)
 				(errmsg("idgen keeper: generation under node id %d stopped: %s",
 						idgen_lease_word_node(old), why)));
 	idgen_lease_set_error(why, config);
-	idgen_lease_set_state(state, NULL);
+	idgen_lease_set_state(state, NULL, false);
 }
 
 /* The published reservation in Unix ms (0 if none yet). */
@@ -228,6 +239,8 @@ idgen_lease_validate(int32 node_id, int64 lease_id)
 	SpinLockAcquire(&lease->mutex);
 	lease->state = IDGEN_LEASE_HELD;
 	lease->holder[0] = '\0';
+	lease->holder_is_self = false;
+	lease->error_config = false;	/* renewed: the last failure has passed */
 	generation = ++lease->generation;
 	SpinLockRelease(&lease->mutex);
 	handover_pending = false;	/* what we reserved is in the record */
@@ -364,6 +377,7 @@ idgen_lease_claim(void)
 		int32		node_id = wanted >= 0 ? wanted : candidate;
 		IdgenLeaseRecord rec;
 		char	   *holder = NULL;
+		bool		holder_is_self = false;
 		TimestampTz since;
 		int64		fence_ms;
 		int			rc;
@@ -371,7 +385,7 @@ idgen_lease_claim(void)
 		if (wanted < 0 && held[candidate])
 			continue;
 		tries++;
-		rc = idgen_etcd_claim(node_id, lease_id, &rec, &holder);
+		rc = idgen_etcd_claim(node_id, lease_id, &rec, &holder, &holder_is_self);
 		if (rc < 0)
 		{
 			idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
@@ -384,7 +398,7 @@ idgen_lease_claim(void)
 				lease->node_id = node_id;
 			SpinLockRelease(&lease->mutex);
 			idgen_lease_set_state(wanted >= 0 ? IDGEN_LEASE_TAKEN : IDGEN_LEASE_CLAIMING,
-								  holder);
+								  holder, holder_is_self);
 			if (wanted >= 0)
 				break;
 			continue;
@@ -422,6 +436,8 @@ idgen_lease_claim(void)
 		lease->fence_until_ms = idgen_clock_monotonic_ms() + fence_ms;
 		lease->state = IDGEN_LEASE_FENCING;
 		lease->holder[0] = '\0';
+		lease->holder_is_self = false;
+		lease->error_config = false;	/* claimed: the last failure passed */
 		SpinLockRelease(&lease->mutex);
 		ereport(LOG,
 				(errmsg("idgen keeper: claimed node id %d in etcd with lease " INT64_FORMAT " (TTL " INT64_FORMAT " s); IDs under it in " INT64_FORMAT " ms",
@@ -570,7 +586,7 @@ idgen_lease_step(void)
 					idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error, idgen_etcd_error_config);
 			}
 			else if (!valid)
-				idgen_lease_set_state(IDGEN_LEASE_FENCING, NULL);
+				idgen_lease_set_state(IDGEN_LEASE_FENCING, NULL, false);
 		}
 		else if (ttl_s == 0)
 		{
@@ -724,6 +740,8 @@ idgen_lease_on_keeper_exit(bool shutdown)
 	if (shutdown)
 		lease->lease_id = 0;
 	lease->state = lease_id != 0 && !shutdown ? IDGEN_LEASE_LOST : IDGEN_LEASE_CLAIMING;
+	lease->holder_is_self = false;
+	lease->error_config = false;	/* the next keeper finds out afresh */
 	SpinLockRelease(&lease->mutex);
 	if (!shutdown || lease_id == 0)
 		return;

@@ -54,7 +54,7 @@ extern bool idgen_etcd_get_key(const char *kind, int32 node_id, JsonbContainer *
 extern bool idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms);
 extern bool idgen_etcd_held_ids(bool *held);
 extern int	idgen_etcd_claim(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec,
-							 char **holder);
+							 char **holder, bool *holder_is_self);
 extern int64 idgen_etcd_keepalive(int64 lease_id);
 extern int	idgen_etcd_check(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec);
 

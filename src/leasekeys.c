@@ -114,9 +114,14 @@ idgen_lease_holder_value(void)
 	return buf.data;
 }
 
-/* A holder's value (base64 of our JSON above) in words, for errors. */
+/*
+ * A holder's value (base64 of our JSON above) in words, for errors;
+ * *is_self says whether the holder is this server before a crash restart
+ * (same port, postmaster pid and system identifier), whose lease passes
+ * by itself within "idgen.lease_ttl".
+ */
 static char *
-idgen_lease_describe_holder(const char *value64)
+idgen_lease_describe_holder(const char *value64, bool *is_self)
 {
 	char	   *value = value64 ? idgen_unbase64(value64) : NULL;
 	Jsonb	   *json = value ? idgen_etcd_parse(value, "holder") : NULL;
@@ -128,6 +133,7 @@ idgen_lease_describe_holder(const char *value64)
 	int64		pid = 0;
 	char	   *text;
 
+	*is_self = false;
 	if (c == NULL || host == NULL)
 		return pstrdup("a holder whose key does not say who it is");
 	(void) idgen_json_int64(c, "port", &port);
@@ -136,8 +142,11 @@ idgen_lease_describe_holder(const char *value64)
 					host, port, sysid ? sysid : "?", since ? since : "?");
 	if (port == PostPortNumber && pid == PostmasterPid && sysid != NULL &&
 		strtou64(sysid, NULL, 10) == GetSystemIdentifier())
+	{
+		*is_self = true;
 		text = psprintf("%s (this server, before a crash restart: that lease expires within \"idgen.lease_ttl\")",
 						text);
+	}
 	return text;
 }
 
@@ -614,12 +623,13 @@ idgen_etcd_held_ids(bool *held)
 /*
  * Try to claim node_id under lease_id.  Returns 1 if claimed (*rec the
  * previous holders' record, read in the same transaction), 0 if another
- * server holds it (*holder says who), -1 if etcd did not answer or the
- * record cannot be read.
+ * server holds it (*holder says who, *holder_is_self whether it is this
+ * server before a crash restart), -1 if etcd did not answer or the record
+ * cannot be read.
  */
 int
 idgen_etcd_claim(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec,
-				 char **holder)
+				 char **holder, bool *holder_is_self)
 {
 	char	   *key = idgen_lease_key("node", node_id);
 	JsonbContainer *answer;
@@ -644,7 +654,8 @@ idgen_etcd_claim(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec,
 		return 1;
 	}
 	kv = idgen_etcd_txn_kv(answer, 0);
-	*holder = idgen_lease_describe_holder(kv ? idgen_json_string(kv, "value") : NULL);
+	*holder = idgen_lease_describe_holder(kv ? idgen_json_string(kv, "value") : NULL,
+										  holder_is_self);
 	return 0;
 }
 

@@ -10,7 +10,8 @@
  * themselves (idgen_require_node_id).  This file holds the side of it the
  * generators, the registry and the status functions use: the node id, the
  * lease's shared state initialised and named, and the errors of a
- * generator that has no node id to embed.  The protocol with etcd is
+ * generator that has no node id to embed, with the keeper's SQLSTATE they
+ * follow (which keeper.c's waiters report too).  The protocol with etcd is
  * lease.c's, in the keeper.
  *
  * IDENTIFICATION
@@ -44,6 +45,7 @@ idgen_lease_init(IdgenLease *lease)
 	lease->holder[0] = '\0';
 	lease->error[0] = '\0';
 	lease->error_config = false;
+	lease->holder_is_self = false;
 	lease->error_at = 0;
 }
 
@@ -69,6 +71,94 @@ idgen_lease_state_name(IdgenLeaseState state)
 }
 
 /*
+ * The keeper's SQLSTATE, which its waiters report and which the lease
+ * errors below follow: here, below the keeper, since the generators'
+ * node-id errors need it too.
+ */
+
+/*
+ * Whether a keeper failure with SQLSTATE sqlerrcode may pass by itself: a
+ * lost connection, a cancelled wait, a lock or resource not available, or
+ * a commit not confirmed.  Anything else (a missing database or object, a
+ * privilege, an altered table) needs someone to fix it, and so does a full
+ * disk (53100 disk_full, in the otherwise passing class 53): someone has to
+ * free space.
+ */
+static bool
+idgen_keeper_failure_passes(int sqlerrcode)
+{
+	if (sqlerrcode == ERRCODE_DISK_FULL)
+		return false;
+	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
+	{
+		case ERRCODE_CONNECTION_EXCEPTION:
+		case ERRCODE_TRANSACTION_ROLLBACK:
+		case ERRCODE_INSUFFICIENT_RESOURCES:
+		case ERRCODE_OPERATOR_INTERVENTION:
+			return true;
+	}
+	return sqlerrcode == ERRCODE_IDGEN_RETRY;
+}
+
+/*
+ * The SQLSTATE of a wait for the keeper that ran out: ERRCODE_IDGEN_RETRY
+ * while it starts, waits for a commit, or was restarted after a failure
+ * that passes by itself; 55000 when it refuses a changed epoch, or failed
+ * for a reason someone has to fix.  Caller holds keeper->mutex.
+ */
+int
+idgen_keeper_errcode_locked(IdgenKeeper *keeper)
+{
+	if (keeper->state == IDGEN_KEEPER_EPOCH_CHANGED)
+		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	if ((keeper->state == IDGEN_KEEPER_FAILED || keeper->failures > 0) &&
+		!idgen_keeper_failure_passes(keeper->failed_errcode))
+		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	return ERRCODE_IDGEN_RETRY;
+}
+
+/*
+ * Adjust a code from idgen_keeper_errcode_locked(), once keeper->mutex is
+ * released (never two spinlocks at once): a keeper with "idgen.node_id" =
+ * 'auto' waits for its claim in etcd before it starts, in state "starting"
+ * without a failure of its own, and while the lease's last etcd error is one
+ * of configuration (a wrong password file, say) it waits for someone to fix
+ * that: 55000 then, as the generators that embed the node id say.
+ */
+int
+idgen_keeper_errcode_adjust(int code, IdgenKeeperState state)
+{
+	IdgenLease *lease;
+	bool		config;
+
+	if (code != ERRCODE_IDGEN_RETRY || state != IDGEN_KEEPER_STARTING ||
+		!idgen_leases_on || idgen_node_id_string == NULL ||
+		pg_strcasecmp(idgen_node_id_string, "auto") != 0)
+		return code;
+	lease = &idgen_shared->lease;
+	SpinLockAcquire(&lease->mutex);
+	config = lease->error_config &&
+		lease->state != IDGEN_LEASE_HELD && lease->state != IDGEN_LEASE_FENCING;
+	SpinLockRelease(&lease->mutex);
+	return config ? ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE : code;
+}
+
+/* The SQLSTATE of a wait for the keeper that ran out (see above). */
+int
+idgen_keeper_errcode(void)
+{
+	IdgenKeeper *keeper = &idgen_shared->keeper.keeper;
+	IdgenKeeperState state;
+	int			code;
+
+	SpinLockAcquire(&keeper->mutex);
+	state = keeper->state;
+	code = idgen_keeper_errcode_locked(keeper);
+	SpinLockRelease(&keeper->mutex);
+	return idgen_keeper_errcode_adjust(code, state);
+}
+
+/*
  * The error of a generator that embeds the node id when the word is not
  * valid (or, without leases, when no node id is set).  Off the hot path.
  *
@@ -86,6 +176,7 @@ idgen_report_no_node(const char *funcname)
 	int32		node_id;
 	int64		fence_until;
 	bool		config;
+	bool		holder_is_self;
 	int			code;
 	bool		privileged;
 
@@ -114,6 +205,7 @@ idgen_report_no_node(const char *funcname)
 	strlcpy(holder, lease->holder, sizeof(holder));
 	strlcpy(error, lease->error, sizeof(error));
 	config = lease->error_config;
+	holder_is_self = lease->holder_is_self;
 	SpinLockRelease(&lease->mutex);
 	if (!error[0])
 		strlcpy(error, "none", sizeof(error));
@@ -123,13 +215,25 @@ idgen_report_no_node(const char *funcname)
 	/*
 	 * Not claimed, or not current: worth retrying while etcd is out of
 	 * reach, but not while its last answer says a setting, a certificate,
-	 * a password or a record in etcd is wrong.
+	 * a password or a record in etcd is wrong, nor while the keeper, which
+	 * claims and renews, failed for a reason someone has to fix (asked
+	 * after lease->mutex is released: never two spinlocks at once).
 	 */
-	code = config ? ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE : ERRCODE_IDGEN_RETRY;
+	if (config ||
+		idgen_keeper_errcode() == ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE)
+		code = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	else
+		code = ERRCODE_IDGEN_RETRY;
 
+	/*
+	 * Held by another server: someone has to stop it or renumber.  Held by
+	 * this server before a crash restart: that lease expires by itself
+	 * within "idgen.lease_ttl".
+	 */
 	if (state == IDGEN_LEASE_TAKEN)
 		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				(errcode(holder_is_self ? ERRCODE_IDGEN_RETRY :
+						 ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("node id %d is held by another server in etcd", node_id),
 				 privileged ?
 				 errdetail("%s() embeds the node id; the holder is %s.", funcname, holder) :

@@ -262,11 +262,12 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 my $drop = "psql -XAtq -h ${\ $node->host} -p ${\ $node->port} -d postgres"
   . " -c \"SELECT idgen_drop_generator('stalled2', force => true)\"";
 ($ret, $out, $err) = $node->psql('postgres', qq{
+	\\set VERBOSITY verbose
 	SELECT idgen_next('stalled2'), 1 / (g - g) FROM generate_series(1, 1) g;
 	\\! $drop
 	SELECT 'first';
 	SELECT 'second';}, timeout => 120, on_error_stop => 0);
-like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled2"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the counter was dropped or refused meanwhile; the statement fails\./,
+like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled2"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the counter was dropped or refused meanwhile; the statement fails\./,
 	'values of a counter dropped meanwhile are refused, saying so');
 unlike($out, qr/first/, 'once');
 like($out, qr/(?:^|\n)second$/, 'and then the session goes on');
@@ -449,6 +450,7 @@ $keeper = keeper_pid($node);
 kill 'STOP', $keeper;
 my $connect = "psql -XAtq -h ${\ $node->host} -p ${\ $node->port} -d postgres";
 ($ret, $out, $err) = $node->psql('postgres', qq{
+	\\set VERBOSITY verbose
 	SELECT count(idgen_next('raised')) FROM generate_series(1, 1500);
 	\\! $connect -c "UPDATE idgen_counter_state SET reserved = 100000 WHERE name = 'raised'"
 	\\! kill -CONT $keeper
@@ -463,7 +465,7 @@ my $connect = "psql -XAtq -h ${\ $node->host} -p ${\ $node->port} -d postgres";
 		PERFORM 2;
 	END \$\$;
 	SELECT 'after';}, timeout => 180, on_error_stop => 0);
-like($err, qr/NOTICE:\s+caught.*ERROR:\s+no durable reservation is available for counter generator "raised"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the counter was raised to a floor from outside meanwhile/s,
+like($err, qr/NOTICE:\s+(?:00000: )?caught.*ERROR:\s+55P03: no durable reservation is available for counter generator "raised"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the counter was raised to a floor from outside meanwhile/s,
 	'values below a floor raised from outside are refused again after a caught refusal');
 like($out, qr/(?:^|\n)after$/, 'and once the client\'s statement has failed, the session goes on');
 

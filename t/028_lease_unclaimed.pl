@@ -66,5 +66,47 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{SELECT snowflake_issued, lease_state FROM idgen_status(), idgen_lease_status()}),
 	'0|claiming', 'no snowflake ID was issued; still claiming');
 
+# The keeper, which claims the node id, fails for a reason someone has to
+# fix: every generator says 55000 then, the ones that embed the node id too,
+# although etcd itself is only out of reach.
+$node->append_conf('postgresql.conf', "idgen.database = 'no_such_database'\n");
+$node->restart;
+$node->poll_query_until('postgres', q{
+	SELECT keeper_state = 'failed' FROM idgen_status()})
+  or die 'the keeper did not fail on a missing database';
+like(error_of($node, 'SELECT snowflake_id()'),
+	qr/^55000: this server has not claimed its node id in etcd yet/,
+	'keeper failed for a reason to fix: snowflake_id() says 55000, not 55P03');
+like(error_of($node, 'SELECT instagram_id(3)'), qr/^55000: /,
+	'as instagram_id() does');
+
 $node->stop;
+
+# With idgen.node_id = 'auto' the keeper waits for its first claim before it
+# reserves anything, in state "starting" with no failure of its own.  A
+# wrong etcd setting (a password file that does not exist, read before
+# etcd is asked) makes that wait one for someone to fix: every generator
+# says 55000, those that wait for the keeper as well as those that embed
+# the node id.
+my $auto = PostgreSQL::Test::Cluster->new('auto_wrong');
+$auto->init;
+$auto->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 'auto'
+idgen.lease_endpoints = 'http://127.0.0.1:$closed_port'
+idgen.lease_user = 'idgen'
+idgen.lease_password_file = '/nonexistent/pw'
+});
+$auto->start;
+$auto->safe_psql('postgres', 'CREATE EXTENSION idgen');
+ok($auto->poll_query_until('postgres', q{
+	SELECT lease_error LIKE '%idgen.lease_password_file%' FROM idgen_lease_status()}),
+	"'auto' with a password file that does not exist: the lease's error names it");
+like(error_of($auto, 'SELECT snowflake_id()'),
+	qr/^55000: this server has not claimed its node id in etcd yet/,
+	'snowflake_id() says 55000');
+like(error_of($auto, 'SELECT instagram_id(3)'),
+	qr/^55000: no durable ID reservation is available/,
+	'instagram_id(), waiting for the keeper, says 55000 too, not 55P03');
+$auto->stop;
 done_testing();

@@ -92,10 +92,11 @@ my %doc_codes;
 	}
 }
 # 55P03: keeper not ready, clock too far behind, reservation not durable
-# (safe to retry); 55000: a keeper that failed for a reason to fix;
-# 53400: capacity after max_wait; 22023: shard not owned or released;
-# 22008: clock before the epoch; 22003: counter used up; 25006: standby.
-my @generator_codes = qw(55P03 55000 53400 22023 22008 22003 25006);
+# (safe to retry); 53400: capacity after max_wait; 22023: shard not owned
+# or released; 22008: clock before the epoch; 22003: counter used up;
+# 25006: standby.  Not 55000 (someone must fix something): the soak
+# injects only faults that pass by themselves, so 55000 is unexpected.
+my @generator_codes = qw(55P03 53400 22023 22008 22003 25006);
 is(join(' ', grep { !$doc_codes{$_} } @generator_codes), '',
 	'the SQLSTATEs the generators may raise are in the reference: ' . join(' ', @generator_codes));
 my %allowed_error = map { $_ => 'documented' } @generator_codes;
