@@ -561,6 +561,7 @@ fuzz_lease(JsonbContainer *answer)
 	JsonbContainer *kv;
 	IdgenLeaseRecord rec;
 	char	   *holder = NULL;
+	bool		holder_is_self = false;
 	int			n;
 	int			result;
 
@@ -624,7 +625,7 @@ fuzz_lease(JsonbContainer *answer)
 	kv = idgen_etcd_txn_kv(answer, 1);
 	fuzz_check_record("txn", kv, idgen_lease_parse_record(7, kv, &rec), &rec);
 
-	result = idgen_etcd_claim(7, 1, &rec, &holder);
+	result = idgen_etcd_claim(7, 1, &rec, &holder, &holder_is_self);
 	if (answer == NULL)
 		FUZZ_CHECK(result == -1, "a claim without an answer gives %d", result);
 	else if (idgen_etcd_txn_succeeded(answer))
@@ -651,10 +652,12 @@ fuzz_value(const char *text)
 								   idgen_base64("/idgen/reservation/7"), idgen_base64(text));
 	Jsonb	   *kv = idgen_etcd_parse(kv_text, "value");
 	IdgenLeaseRecord rec;
+	bool		holder_is_self;
 
 	FUZZ_CHECK(kv != NULL, "a key-value made of the input is not JSON: %s", kv_text);
 	fuzz_check_record("value", &kv->root, idgen_lease_parse_record(7, &kv->root, &rec), &rec);
-	FUZZ_CHECK(idgen_lease_describe_holder(idgen_json_string(&kv->root, "value")) != NULL,
+	FUZZ_CHECK(idgen_lease_describe_holder(idgen_json_string(&kv->root, "value"),
+										   &holder_is_self) != NULL,
 			   "no description of a holder");
 }
 
