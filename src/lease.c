@@ -122,6 +122,15 @@ static bool handover_pending = false;
 static int64 next_renew_ms = 0;
 static int64 next_claim_ms = 0;
 
+/*
+ * Since when (same scale) the node id has been held by what looks like this
+ * server before a restart, or 0.  Such a lease expires within a TTL; one
+ * that lasts twice "idgen.lease_ttl" is another live server that looks like
+ * us (a copy of this one, with the same host name and port), which someone
+ * has to stop or renumber.
+ */
+static int64 self_taken_since_ms = 0;
+
 static int64
 idgen_lease_margin_ms(void)
 {
@@ -393,6 +402,18 @@ idgen_lease_claim(void)
 		}
 		if (rc == 0)
 		{
+			int64		now = idgen_clock_monotonic_ms();
+
+			if (!holder_is_self)
+				self_taken_since_ms = 0;
+			else if (self_taken_since_ms == 0)
+				self_taken_since_ms = now;
+			else if (now - self_taken_since_ms > 2 * (int64) idgen_lease_ttl_s * 1000)
+			{
+				holder_is_self = false;
+				holder = psprintf("%s, but that lease has outlived twice \"idgen.lease_ttl\": another server",
+								  holder);
+			}
 			SpinLockAcquire(&lease->mutex);
 			if (wanted >= 0)
 				lease->node_id = node_id;
@@ -405,6 +426,7 @@ idgen_lease_claim(void)
 		}
 
 		/* claimed: take the record in and floor from it */
+		self_taken_since_ms = 0;
 		since = GetCurrentTimestamp();
 		SpinLockAcquire(&lease->mutex);
 		lease->lease_id = lease_id;

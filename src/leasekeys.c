@@ -116,9 +116,10 @@ idgen_lease_holder_value(void)
 
 /*
  * A holder's value (base64 of our JSON above) in words, for errors;
- * *is_self says whether the holder is this server before a crash restart
- * (same port, postmaster pid and system identifier), whose lease passes
- * by itself within "idgen.lease_ttl".
+ * *is_self says whether the holder looks like this server before a restart
+ * (same host name, port and system identifier: no other live server can
+ * listen there), whose lease passes by itself within "idgen.lease_ttl";
+ * the keeper stops believing it if it does not pass (lease.c).
  */
 static char *
 idgen_lease_describe_holder(const char *value64, bool *is_self)
@@ -130,21 +131,23 @@ idgen_lease_describe_holder(const char *value64, bool *is_self)
 	char	   *sysid = idgen_json_string(c, "system_identifier");
 	char	   *since = idgen_json_string(c, "since");
 	int64		port = 0;
-	int64		pid = 0;
+	char		ours[256];
 	char	   *text;
 
 	*is_self = false;
 	if (c == NULL || host == NULL)
 		return pstrdup("a holder whose key does not say who it is");
 	(void) idgen_json_int64(c, "port", &port);
-	(void) idgen_json_int64(c, "postmaster_pid", &pid);
 	text = psprintf("host \"%s\", port " INT64_FORMAT ", system identifier %s, since %s",
 					host, port, sysid ? sysid : "?", since ? since : "?");
-	if (port == PostPortNumber && pid == PostmasterPid && sysid != NULL &&
+	if (gethostname(ours, sizeof(ours)) != 0)
+		strlcpy(ours, "unknown", sizeof(ours));
+	ours[sizeof(ours) - 1] = '\0';
+	if (strcmp(host, ours) == 0 && port == PostPortNumber && sysid != NULL &&
 		strtou64(sysid, NULL, 10) == GetSystemIdentifier())
 	{
 		*is_self = true;
-		text = psprintf("%s (this server, before a crash restart: that lease expires within \"idgen.lease_ttl\")",
+		text = psprintf("%s (this server, before a restart: that lease expires within \"idgen.lease_ttl\")",
 						text);
 	}
 	return text;

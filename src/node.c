@@ -120,10 +120,12 @@ idgen_keeper_errcode_locked(IdgenKeeper *keeper)
 /*
  * Adjust a code from idgen_keeper_errcode_locked(), once keeper->mutex is
  * released (never two spinlocks at once): a keeper with "idgen.node_id" =
- * 'auto' waits for its claim in etcd before it starts, in state "starting"
- * without a failure of its own, and while the lease's last etcd error is one
- * of configuration (a wrong password file, say) it waits for someone to fix
- * that: 55000 then, as the generators that embed the node id say.
+ * 'auto' waits for its first claim in etcd before it starts, in state
+ * "starting" without a failure of its own, and while the lease's last etcd
+ * error is one of configuration (a wrong password file, say) it waits for
+ * someone to fix that: 55000 then, as the generators that embed the node id
+ * say.  Once a node id was claimed (lease->node_id), a new keeper does not
+ * wait for etcd to start, and a keeper starting is 55P03 as ever.
  */
 int
 idgen_keeper_errcode_adjust(int code, IdgenKeeperState state)
@@ -137,7 +139,7 @@ idgen_keeper_errcode_adjust(int code, IdgenKeeperState state)
 		return code;
 	lease = &idgen_shared->lease;
 	SpinLockAcquire(&lease->mutex);
-	config = lease->error_config &&
+	config = lease->error_config && lease->node_id < 0 &&
 		lease->state != IDGEN_LEASE_HELD && lease->state != IDGEN_LEASE_FENCING;
 	SpinLockRelease(&lease->mutex);
 	return config ? ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE : code;
@@ -230,10 +232,18 @@ idgen_report_no_node(const char *funcname)
 	 * this server before a crash restart: that lease expires by itself
 	 * within "idgen.lease_ttl".
 	 */
+	if (state == IDGEN_LEASE_TAKEN && holder_is_self)
+		ereport(ERROR,
+				(errcode(ERRCODE_IDGEN_RETRY),
+				 errmsg("node id %d is still held in etcd by this server's lease from before a restart", node_id),
+				 privileged ?
+				 errdetail("%s() embeds the node id; the holder is %s.", funcname, holder) :
+				 errdetail("%s() embeds the node id.", funcname),
+				 errdetail_log("%s() embeds the node id; the holder is %s.", funcname, holder),
+				 errhint("That lease was not revoked and expires within \"idgen.lease_ttl\"; the keeper then claims the node id again.")));
 	if (state == IDGEN_LEASE_TAKEN)
 		ereport(ERROR,
-				(errcode(holder_is_self ? ERRCODE_IDGEN_RETRY :
-						 ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("node id %d is held by another server in etcd", node_id),
 				 privileged ?
 				 errdetail("%s() embeds the node id; the holder is %s.", funcname, holder) :

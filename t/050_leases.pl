@@ -460,11 +460,11 @@ $stall->stop('fast');
 
 # ---- A crash restart finds its own lease in etcd ----
 # The keeper killed with SIGKILL makes the postmaster restart the server in
-# place (same port, postmaster PID, system identifier); the lease of its
+# place (same host name, port and system identifier); the lease of its
 # previous life is never revoked and holds the node id until it expires.
 # That passes by itself: 55P03, not 55000.  A long TTL so that the test sees
 # the "taken" state before the lease expires.
-my $crashy = lease_node('crashy', '43', ttl => 20,
+my $crashy = lease_node('crashy', '43', ttl => 60,
 	extra => "restart_after_crash = on\n");
 $crashy->start;
 wait_for_keeper($crashy);
@@ -475,10 +475,10 @@ $crashy->poll_query_until('postgres',
   or die 'after the crash restart, the keeper did not find its node id taken by its previous life';
 my ($cret, $cout, $cerr) = $crashy->psql('postgres',
 	"\\set VERBOSITY verbose\nSELECT snowflake_id()", timeout => 60);
-like($cerr, qr/ERROR:\s+55P03: node id 43 is held by another server in etcd/,
+like($cerr, qr/ERROR:\s+55P03: node id 43 is still held in etcd by this server's lease from before a restart/,
 	'held by this server before a crash restart: 55P03, it passes within the TTL');
-like($cerr, qr/this server, before a crash restart/,
-	'and the detail says the holder is this server before its crash restart');
+like($cerr, qr/this server, before a restart/,
+	'and the detail says the holder is this server before its restart');
 $crashy->stop('immediate');
 
 done_testing();
