@@ -99,6 +99,14 @@ static const char *config_error_logged = NULL;
 static char *auth_token = NULL;
 static char *auth_settings = NULL;
 
+/*
+ * gRPC status codes of etcd's answers that pass by themselves (a leader
+ * election, a request timed out, too many requests), unlike a refusal.
+ */
+#define IDGEN_GRPC_DEADLINE_EXCEEDED 4
+#define IDGEN_GRPC_RESOURCE_EXHAUSTED 8
+#define IDGEN_GRPC_UNAVAILABLE 14
+
 static void idgen_etcd_config_error(int sqlstate, const char *fmt,...) pg_attribute_printf(2, 3);
 static void idgen_etcd_maybe_config_error(int sqlstate, const char *fmt,...) pg_attribute_printf(2, 3);
 static void idgen_etcd_warn_error_va(bool config, int sqlstate, const char *fmt,
@@ -503,7 +511,10 @@ idgen_etcd_post(const char *url, const char *request, long timeout_ms,
 /*
  * An answer that is not etcd's JSON: the gateway's own refusals are plain
  * text.  Note it, and name the client certificate where etcd's words point
- * at it.  False if the answer may be JSON.
+ * at it.  A refusal of the request itself (4xx: plain HTTP to a TLS port,
+ * a URL that is not etcd's gateway) is one of configuration; a server's
+ * failure (5xx), a timeout or too many requests passes.  False if the
+ * answer may be JSON.
  */
 static bool
 idgen_etcd_plain_refusal(const char *url, long status, StringInfo body)
@@ -515,6 +526,10 @@ idgen_etcd_plain_refusal(const char *url, long status, StringInfo body)
 		idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
 								"%s: etcd's JSON gateway refuses a client certificate with a Common Name; \"idgen.lease_cert_file\" needs one without: %s",
 								url, body->data);
+	else if (status >= 400 && status < 500 && status != 408 && status != 429)
+		idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
+								"%s: HTTP status %ld: %.100s; check that \"idgen.lease_endpoints\" names etcd's client URLs, with https:// where etcd serves TLS",
+								url, status, body->data);
 	else
 		IDGEN_ETCD_ERROR("%s: HTTP status %ld: %.100s", url, status, body->data);
 	return true;
@@ -539,6 +554,7 @@ idgen_etcd_authenticate(const char *base, long timeout_ms)
 	Jsonb	   *answer;
 	char	   *token;
 	char	   *message;
+	int64		grpc_code = 0;
 	bool		sent;
 
 	if (!idgen_lease_read_password(password, sizeof(password)))
@@ -577,10 +593,17 @@ idgen_etcd_authenticate(const char *base, long timeout_ms)
 		auth_token = MemoryContextStrdup(TopMemoryContext, "");
 		return true;
 	}
+	(void) idgen_json_int64(&answer->root, "code", &grpc_code);
 	if (message != NULL && strstr(message, "invalid user ID or password") != NULL)
 		idgen_etcd_config_error(ERRCODE_INVALID_PASSWORD,
 								"%s: etcd refused \"idgen.lease_user\" \"%s\" with the password in \"idgen.lease_password_file\": %s",
 								base, idgen_lease_user, message);
+	else if (status >= 500 || grpc_code == IDGEN_GRPC_DEADLINE_EXCEEDED ||
+			 grpc_code == IDGEN_GRPC_RESOURCE_EXHAUSTED ||
+			 grpc_code == IDGEN_GRPC_UNAVAILABLE)
+		IDGEN_ETCD_ERROR("%s: etcd could not authenticate \"idgen.lease_user\" \"%s\" now: HTTP status %ld: %s",
+						 base, idgen_lease_user, status,
+						 message ? message : "no message");
 	else
 		idgen_etcd_config_error(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
 								"%s: could not authenticate to etcd as \"idgen.lease_user\" \"%s\": HTTP status %ld: %s",

@@ -1101,7 +1101,7 @@ idgen_keeper_on_exit(int code, Datum arg)
 
 	SpinLockAcquire(&keeper->mutex);
 	keeper->latch = NULL;
-	if (keeper_connecting && !keeper_connected)
+	if (keeper_connecting && !keeper_connected && !keeper_terminating)
 	{
 		/* a FATAL connection failure skips PG_CATCH; the log has the cause */
 		keeper->state = IDGEN_KEEPER_FAILED;
@@ -1116,8 +1116,9 @@ idgen_keeper_on_exit(int code, Datum arg)
 		strlcpy(keeper->message, "the keeper exited and is being restarted",
 				sizeof(keeper->message));
 	}
-	/* a keeper stopped in its back-off did not fail again */
-	if (keeper->state == IDGEN_KEEPER_FAILED && keeper_connecting)
+	/* a keeper stopped in its back-off, or while connecting, did not fail again */
+	if (keeper->state == IDGEN_KEEPER_FAILED && keeper_connecting &&
+		!keeper_terminating)
 		keeper->failures++;
 	SpinLockRelease(&keeper->mutex);
 	ConditionVariableBroadcast(&keeper->cv);
