@@ -156,6 +156,8 @@ typedef struct IdgenKeeper
 	uint32		starts;			/* times the keeper process started */
 	uint32		failures;		/* consecutive failed keeper runs */
 	int			failed_errcode; /* SQLSTATE of the last failure */
+	bool		claim_blocked;	/* starting: an 'auto' claim waits on a wrong
+								 * etcd setting (the message says which) */
 	char		message[256];	/* why not ready, for errors and status */
 	char		floor_message[256]; /* why shard floors cannot be kept */
 } IdgenKeeper;
@@ -654,6 +656,7 @@ extern long idgen_lease_step(void);
 extern void idgen_lease_before_publish(int64 unix_ms);
 extern void idgen_lease_on_keeper_exit(bool shutdown);
 extern void idgen_lease_record_counters(void);
+extern bool idgen_lease_claim_blocked(void);
 
 /* leasekeys.c: the counters the reservation record carries */
 extern bool idgen_lease_note_counter(const char *name, uint64 value);
@@ -711,7 +714,6 @@ idgen_issued_node(const char *funcname, uint32 word)
 /* node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex) */
 extern int	idgen_keeper_errcode(void);
 extern int	idgen_keeper_errcode_locked(IdgenKeeper *keeper);
-extern int	idgen_keeper_errcode_adjust(int code, IdgenKeeperState state);
 
 /* keeper.c */
 extern void idgen_keeper_register(void);

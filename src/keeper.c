@@ -191,6 +191,34 @@ idgen_keeper_set_state(IdgenKeeperState state, const char *message)
 	ConditionVariableBroadcast(&keeper->cv);
 }
 
+/*
+ * With "idgen.node_id" = 'auto' the keeper starts only once it has claimed
+ * a node id in etcd.  While it waits, say so, and whether etcd refuses a
+ * setting someone has to fix: waits for the keeper then fail with 55000,
+ * not 55P03 (idgen_keeper_errcode_locked).  etcd's own words are for
+ * pg_monitor (idgen_lease_status()) and the log, not in the message.
+ * waiting false: claimed, or not waiting; keeper process only.
+ */
+static void
+idgen_keeper_note_claim_wait(bool waiting)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	bool		blocked = waiting && idgen_lease_claim_blocked();
+	bool		changed;
+
+	SpinLockAcquire(&keeper->mutex);
+	changed = keeper->claim_blocked != blocked;
+	keeper->claim_blocked = blocked;
+	if (waiting && keeper->state == IDGEN_KEEPER_STARTING)
+		strlcpy(keeper->message, blocked ?
+				"the keeper waits to claim a node id in etcd (\"idgen.node_id\" is 'auto'), and etcd refuses a setting; idgen_lease_status() and the server log say which" :
+				"the keeper waits to claim a node id in etcd (\"idgen.node_id\" is 'auto')",
+				sizeof(keeper->message));
+	SpinLockRelease(&keeper->mutex);
+	if (changed)
+		ConditionVariableBroadcast(&keeper->cv);
+}
+
 /* Record a failure of the keeper, and why, and wake everyone who waits. */
 static void
 idgen_keeper_set_failed(int sqlerrcode, const char *message)
@@ -237,7 +265,6 @@ idgen_keeper_report_not_loaded(const char *name, bool always)
 	code = idgen_keeper_errcode_locked(keeper);
 	strlcpy(message, keeper->message, sizeof(message));
 	SpinLockRelease(&keeper->mutex);
-	code = idgen_keeper_errcode_adjust(code, state);
 	if (always || state == IDGEN_KEEPER_FAILED ||
 		state == IDGEN_KEEPER_EPOCH_CHANGED)
 		ereport(ERROR,
@@ -285,8 +312,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 		latch = keeper->latch;
 		strlcpy(message, keeper->message, sizeof(message));
 		SpinLockRelease(&keeper->mutex);
-		code = idgen_keeper_errcode_adjust(code, state);
-
+	
 		if (state == IDGEN_KEEPER_EPOCH_CHANGED)
 		{
 			ConditionVariableCancelSleep();
@@ -374,8 +400,7 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 		strlcpy(message, keeper->message, sizeof(message));
 		strlcpy(floor_message, keeper->floor_message, sizeof(floor_message));
 		SpinLockRelease(&keeper->mutex);
-		code = idgen_keeper_errcode_adjust(code, state);
-
+	
 		if (done)
 			break;
 		if (floor_message[0] != '\0')
@@ -1101,6 +1126,7 @@ idgen_keeper_on_exit(int code, Datum arg)
 
 	SpinLockAcquire(&keeper->mutex);
 	keeper->latch = NULL;
+	keeper->claim_blocked = false;
 	if (keeper_connecting && !keeper_connected && !keeper_terminating)
 	{
 		/* a FATAL connection failure skips PG_CATCH; the log has the cause */
@@ -1224,6 +1250,7 @@ idgen_keeper_main(Datum main_arg)
 			 */
 			if (idgen_node_id == IDGEN_NODE_AUTO && idgen_leases_on)
 			{
+				idgen_keeper_note_claim_wait(true);
 				(void) WaitLatch(MyLatch,
 								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 								 Min(lease_ms, 1000),
@@ -1231,6 +1258,7 @@ idgen_keeper_main(Datum main_arg)
 				ResetLatch(MyLatch);
 				continue;
 			}
+			idgen_keeper_note_claim_wait(false);
 
 			/* the reservations first, whatever the lookups ask for */
 			if (loaded)

@@ -207,6 +207,24 @@ idgen_lease_invalidate(IdgenLeaseState state, const char *why, bool config)
 	idgen_lease_set_state(state, NULL, false);
 }
 
+/*
+ * For a keeper that waits for its first claim ("idgen.node_id" = 'auto'):
+ * whether the claim waits on an etcd failure of configuration (a wrong
+ * password file, say), which someone has to fix.
+ */
+bool
+idgen_lease_claim_blocked(void)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	bool		blocked;
+
+	SpinLockAcquire(&lease->mutex);
+	blocked = lease->error_config &&
+		lease->state != IDGEN_LEASE_HELD && lease->state != IDGEN_LEASE_FENCING;
+	SpinLockRelease(&lease->mutex);
+	return blocked;
+}
+
 /* The published reservation in Unix ms (0 if none yet). */
 static int64
 idgen_lease_published_unix_ms(void)

@@ -103,13 +103,16 @@ idgen_keeper_failure_passes(int sqlerrcode)
 /*
  * The SQLSTATE of a wait for the keeper that ran out: ERRCODE_IDGEN_RETRY
  * while it starts, waits for a commit, or was restarted after a failure
- * that passes by itself; 55000 when it refuses a changed epoch, or failed
- * for a reason someone has to fix.  Caller holds keeper->mutex.
+ * that passes by itself; 55000 when it refuses a changed epoch, failed for
+ * a reason someone has to fix, or (with "idgen.node_id" = 'auto') waits to
+ * claim a node id behind a wrong etcd setting.  Caller holds
+ * keeper->mutex.
  */
 int
 idgen_keeper_errcode_locked(IdgenKeeper *keeper)
 {
-	if (keeper->state == IDGEN_KEEPER_EPOCH_CHANGED)
+	if (keeper->state == IDGEN_KEEPER_EPOCH_CHANGED ||
+		(keeper->state == IDGEN_KEEPER_STARTING && keeper->claim_blocked))
 		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
 	if ((keeper->state == IDGEN_KEEPER_FAILED || keeper->failures > 0) &&
 		!idgen_keeper_failure_passes(keeper->failed_errcode))
@@ -117,47 +120,17 @@ idgen_keeper_errcode_locked(IdgenKeeper *keeper)
 	return ERRCODE_IDGEN_RETRY;
 }
 
-/*
- * Adjust a code from idgen_keeper_errcode_locked(), once keeper->mutex is
- * released (never two spinlocks at once): a keeper with "idgen.node_id" =
- * 'auto' waits for its first claim in etcd before it starts, in state
- * "starting" without a failure of its own, and while the lease's last etcd
- * error is one of configuration (a wrong password file, say) it waits for
- * someone to fix that: 55000 then, as the generators that embed the node id
- * say.  Once a node id was claimed (lease->node_id), a new keeper does not
- * wait for etcd to start, and a keeper starting is 55P03 as ever.
- */
-int
-idgen_keeper_errcode_adjust(int code, IdgenKeeperState state)
-{
-	IdgenLease *lease;
-	bool		config;
-
-	if (code != ERRCODE_IDGEN_RETRY || state != IDGEN_KEEPER_STARTING ||
-		!idgen_leases_on || idgen_node_id_string == NULL ||
-		pg_strcasecmp(idgen_node_id_string, "auto") != 0)
-		return code;
-	lease = &idgen_shared->lease;
-	SpinLockAcquire(&lease->mutex);
-	config = lease->error_config && lease->node_id < 0 &&
-		lease->state != IDGEN_LEASE_HELD && lease->state != IDGEN_LEASE_FENCING;
-	SpinLockRelease(&lease->mutex);
-	return config ? ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE : code;
-}
-
 /* The SQLSTATE of a wait for the keeper that ran out (see above). */
 int
 idgen_keeper_errcode(void)
 {
 	IdgenKeeper *keeper = &idgen_shared->keeper.keeper;
-	IdgenKeeperState state;
 	int			code;
 
 	SpinLockAcquire(&keeper->mutex);
-	state = keeper->state;
 	code = idgen_keeper_errcode_locked(keeper);
 	SpinLockRelease(&keeper->mutex);
-	return idgen_keeper_errcode_adjust(code, state);
+	return code;
 }
 
 /*

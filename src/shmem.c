@@ -177,6 +177,7 @@ idgen_keeper_init(IdgenKeeper *keeper)
 	keeper->starts = 0;
 	keeper->failures = 0;
 	keeper->failed_errcode = 0;
+	keeper->claim_blocked = false;
 	strlcpy(keeper->message,
 			"the keeper background worker has not started yet (if the server log says \"too many background workers\", raise \"max_worker_processes\" and restart)",
 			sizeof(keeper->message));

@@ -108,5 +108,8 @@ like(error_of($auto, 'SELECT snowflake_id()'),
 like(error_of($auto, 'SELECT instagram_id(3)'),
 	qr/^55000: no durable ID reservation is available/,
 	'instagram_id(), waiting for the keeper, says 55000 too, not 55P03');
+like(detail_of($auto, 'SELECT instagram_id(3)'),
+	qr/waits to claim a node id in etcd .* and etcd refuses a setting; idgen_lease_status\(\) and the server log say which/,
+	'and its detail says what the keeper waits for, and where to read why');
 $auto->stop;
 done_testing();
