@@ -273,7 +273,7 @@ COMMENT ON FUNCTION idgen_next_batch(text, integer) IS
 
 CREATE FUNCTION idgen_next_batch(name text, shard integer, n integer)
 RETURNS bigint[]
-AS 'MODULE_PATHNAME', 'idgen_next_batch'
+AS 'MODULE_PATHNAME', 'idgen_next_batch_shard'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_next_batch(text, integer, integer) IS
@@ -307,7 +307,7 @@ COMMENT ON FUNCTION idgen_from_time(text, timestamptz) IS
 
 CREATE FUNCTION idgen_from_time(name text, shard integer, ts timestamptz)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'idgen_from_time'
+AS 'MODULE_PATHNAME', 'idgen_from_time_shard'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_from_time(text, integer, timestamptz) IS
@@ -327,7 +327,7 @@ COMMENT ON FUNCTION idgen_from_parts(text, jsonb) IS
 CREATE FUNCTION idgen_decode_layout(layout text, id bigint,
 	epoch timestamptz DEFAULT NULL, unit interval DEFAULT NULL)
 RETURNS jsonb
-AS 'MODULE_PATHNAME', 'idgen_decode_layout'
+AS 'MODULE_PATHNAME', 'idgen_decode_by_layout'
 LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
 
 COMMENT ON FUNCTION idgen_decode_layout(text, bigint, timestamptz, interval) IS

@@ -147,6 +147,22 @@ SELECT cardinality(b) AS n, (SELECT bool_and(x > p) FROM (SELECT x, lag(x) OVER 
 -- be five IDs of shard 3)
 SELECT count(*) AS n, bool_and((idgen_decode('sharded', x) ->> 'shard')::int = 5) AS all_of_shard_5
   FROM unnest(idgen_next_batch('sharded', 5, 3)) x;
+-- a database that ran a build of 1.1 from before its release still binds
+-- the old argument orders to the old C symbols: refused (55000), never
+-- read in the new order
+CREATE FUNCTION pre_release_batch(text, integer, integer) RETURNS bigint[]
+  AS '$libdir/idgen', 'idgen_next_batch' LANGUAGE C STRICT;
+CREATE FUNCTION pre_release_from_time(text, timestamptz, integer) RETURNS bigint
+  AS '$libdir/idgen', 'idgen_from_time' LANGUAGE C STRICT;
+CREATE FUNCTION pre_release_decode(bigint, text) RETURNS jsonb
+  AS '$libdir/idgen', 'idgen_decode_layout' LANGUAGE C;
+SELECT pre_release_batch('sharded', 3, 5);
+\echo :LAST_ERROR_SQLSTATE
+SELECT pre_release_from_time('sharded', now(), 7);
+\echo :LAST_ERROR_SQLSTATE
+SELECT pre_release_decode(1, 'snowflake');
+\echo :LAST_ERROR_SQLSTATE
+DROP FUNCTION pre_release_batch, pre_release_from_time, pre_release_decode;
 
 -- errors when using them
 SELECT idgen_next('nosuch');

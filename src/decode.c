@@ -30,6 +30,7 @@
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "utils/regproc.h"
 #include "utils/timestamp.h"
 
 #include "idgen.h"
@@ -310,4 +311,23 @@ idgen_instagram_id_from_parts(PG_FUNCTION_ARGS)
 	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
 	idgen_check_part("sequence", seq, IDGEN_INSTAGRAM_MAX_SEQ);
 	PG_RETURN_INT64(idgen_instagram_compose(ms, shard, seq));
+}
+
+/*
+ * A C symbol that a build of 1.1 from before its release bound to a
+ * function whose arguments have another order since (idgen_next_batch and
+ * idgen_from_time with a shard, idgen_decode_layout).  1.1's script binds
+ * those to other symbols; a database that ran the pre-release script still
+ * calls these, and must be refused rather than have its arguments read in
+ * the new order (a count taken for a shard, an ID for a layout).
+ */
+void
+idgen_refuse_pre_release(FunctionCallInfo fcinfo)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("function %s was defined by a build of idgen 1.1 from before its release",
+					format_procedure(fcinfo->flinfo->fn_oid)),
+			 errdetail("Its arguments are in another order in idgen 1.1."),
+			 errhint("As a superuser, drop and re-create the extension idgen, and check the order of the arguments in its callers.")));
 }

@@ -786,6 +786,7 @@ idgen_check_id(int64 id)
 IDGEN_NORETURN extern void idgen_report_part_out_of_range(const char *what,
 														  int32 value,
 														  int32 max);
+IDGEN_NORETURN extern void idgen_refuse_pre_release(FunctionCallInfo fcinfo);
 
 /* A node, shard or sequence value must be within 0..max (22003). */
 static inline void

@@ -590,9 +590,9 @@ idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id)
  * epoch is idgen.epoch and a missing unit 1 ms.  Not STRICT, so that the
  * defaults can be NULL; a NULL layout or ID gives NULL.
  */
-PG_FUNCTION_INFO_V1(idgen_decode_layout);
+PG_FUNCTION_INFO_V1(idgen_decode_by_layout);
 Datum
-idgen_decode_layout(PG_FUNCTION_ARGS)
+idgen_decode_by_layout(PG_FUNCTION_ARGS)
 {
 	IdgenSpec	spec;
 	bool		epoch_given;
@@ -614,4 +614,16 @@ idgen_decode_layout(PG_FUNCTION_ARGS)
 		unit = idgen_interval_to_unit_ms(PG_GETARG_INTERVAL_P(3));
 	idgen_spec_set_clock(&spec, epoch, unit);
 	PG_RETURN_DATUM(idgen_spec_decode_jsonb(&spec, PG_GETARG_INT64(1)));
+}
+
+/*
+ * The symbol a build of 1.1 from before its release bound to
+ * idgen_decode_layout(id, layout, ...), with the ID first: refused, never
+ * read in the new order.
+ */
+PG_FUNCTION_INFO_V1(idgen_decode_layout);
+Datum
+idgen_decode_layout(PG_FUNCTION_ARGS)
+{
+	idgen_refuse_pre_release(fcinfo);
 }

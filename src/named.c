@@ -917,9 +917,8 @@ idgen_next_int(PG_FUNCTION_ARGS)
  * idgen_next_batch(name, n) and idgen_next_batch(name, shard, n): n IDs in
  * one lock round trip.  The count is the last argument in both forms.
  */
-PG_FUNCTION_INFO_V1(idgen_next_batch);
-Datum
-idgen_next_batch(PG_FUNCTION_ARGS)
+static inline Datum
+idgen_next_batch_of(FunctionCallInfo fcinfo, bool sharded)
 {
 	IdgenNamedCache *cache;
 	int32		n;
@@ -931,8 +930,8 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 	idgen_registry_require("idgen_next_batch");
 	cache = idgen_named_cache(fcinfo, false);
 	idgen_named_check_usage(cache);
-	n = idgen_check_batch_size(fcinfo, PG_NARGS() - 1);
-	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 2);
+	n = idgen_check_batch_size(fcinfo, sharded ? 2 : 1);
+	shard = idgen_named_shard(fcinfo, cache, 1, sharded);
 	ids = palloc(sizeof(Datum) * n);
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id("idgen_next_batch");
@@ -955,6 +954,24 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 	}
 	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* idgen_next_batch(name, n); three arguments are a pre-release binding */
+PG_FUNCTION_INFO_V1(idgen_next_batch);
+Datum
+idgen_next_batch(PG_FUNCTION_ARGS)
+{
+	if (PG_NARGS() != 2)
+		idgen_refuse_pre_release(fcinfo);
+	return idgen_next_batch_of(fcinfo, false);
+}
+
+/* idgen_next_batch(name, shard, n) */
+PG_FUNCTION_INFO_V1(idgen_next_batch_shard);
+Datum
+idgen_next_batch_shard(PG_FUNCTION_ARGS)
+{
+	return idgen_next_batch_of(fcinfo, true);
 }
 
 /* ---- decoding and building by name ---- */
@@ -1116,14 +1133,13 @@ idgen_spec_tick(const IdgenSpec *spec, TimestampTz ts)
  * this server's values (node, constants), the shard field the argument,
  * the rest are 0.
  */
-PG_FUNCTION_INFO_V1(idgen_from_time);
-Datum
-idgen_from_time(PG_FUNCTION_ARGS)
+static Datum
+idgen_from_time_of(FunctionCallInfo fcinfo, bool sharded)
 {
 	const IdgenSpec *spec = idgen_named_time_spec(fcinfo, "idgen_from_time");
 	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
-	int64		tick = idgen_spec_tick(spec, PG_GETARG_TIMESTAMPTZ(PG_NARGS() - 1));
-	int32		shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 2);
+	int64		tick = idgen_spec_tick(spec, PG_GETARG_TIMESTAMPTZ(sharded ? 2 : 1));
+	int32		shard = idgen_named_shard(fcinfo, cache, 1, sharded);
 	uint64		id = (uint64) tick << spec->fields[spec->time_field].shift;
 
 	for (int f = 0; f < spec->time_field; f++)
@@ -1136,6 +1152,24 @@ idgen_from_time(PG_FUNCTION_ARGS)
 	if (spec->shard_field >= 0)
 		id |= (uint64) shard << spec->fields[spec->shard_field].shift;
 	PG_RETURN_INT64((int64) id);
+}
+
+/* idgen_from_time(name, ts); three arguments are a pre-release binding */
+PG_FUNCTION_INFO_V1(idgen_from_time);
+Datum
+idgen_from_time(PG_FUNCTION_ARGS)
+{
+	if (PG_NARGS() != 2)
+		idgen_refuse_pre_release(fcinfo);
+	return idgen_from_time_of(fcinfo, false);
+}
+
+/* idgen_from_time(name, shard, ts) */
+PG_FUNCTION_INFO_V1(idgen_from_time_shard);
+Datum
+idgen_from_time_shard(PG_FUNCTION_ARGS)
+{
+	return idgen_from_time_of(fcinfo, true);
 }
 
 /*
