@@ -331,3 +331,15 @@ idgen_refuse_pre_release(FunctionCallInfo fcinfo)
 			 errdetail("Its arguments are in another order in idgen 1.1."),
 			 errhint("As a superuser, drop and re-create the extension idgen, and check the order of the arguments in its callers.")));
 }
+
+/*
+ * The symbol a build of 1.1 from before its release bound to
+ * idgen_decode_layout(id, layout, ...), with the ID first: refused, never
+ * read in the new order.
+ */
+PG_FUNCTION_INFO_V1(idgen_decode_layout);
+Datum
+idgen_decode_layout(PG_FUNCTION_ARGS)
+{
+	idgen_refuse_pre_release(fcinfo);
+}

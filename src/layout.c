@@ -615,15 +615,3 @@ idgen_decode_by_layout(PG_FUNCTION_ARGS)
 	idgen_spec_set_clock(&spec, epoch, unit);
 	PG_RETURN_DATUM(idgen_spec_decode_jsonb(&spec, PG_GETARG_INT64(1)));
 }
-
-/*
- * The symbol a build of 1.1 from before its release bound to
- * idgen_decode_layout(id, layout, ...), with the ID first: refused, never
- * read in the new order.
- */
-PG_FUNCTION_INFO_V1(idgen_decode_layout);
-Datum
-idgen_decode_layout(PG_FUNCTION_ARGS)
-{
-	idgen_refuse_pre_release(fcinfo);
-}
