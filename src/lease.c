@@ -428,8 +428,12 @@ idgen_lease_claim(void)
 				self_taken_since_ms = now;
 			else if (now - self_taken_since_ms > 2 * (int64) idgen_lease_ttl_s * 1000)
 			{
+				char	   *self_note = strstr(holder, " (this server, before a restart");
+
 				holder_is_self = false;
-				holder = psprintf("%s, but that lease has outlived twice \"idgen.lease_ttl\": another server",
+				if (self_note != NULL)
+					*self_note = '\0';
+				holder = psprintf("%s (like this server, but holding the node id for over twice \"idgen.lease_ttl\": another server)",
 								  holder);
 			}
 			SpinLockAcquire(&lease->mutex);

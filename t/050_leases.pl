@@ -14,6 +14,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
+use Sys::Hostname;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
@@ -480,5 +481,42 @@ like($cerr, qr/ERROR:\s+55P03: node id 43 is still held in etcd by this server's
 like($cerr, qr/this server, before a restart/,
 	'and the detail says the holder is this server before its restart');
 $crashy->stop('immediate');
+
+# ---- A lease that only looks like ours ----
+# Another live server with this server's host name, port and system
+# identifier (a copy made from a base backup, given the same node id)
+# holds the node id and renews it.  At first that looks like our own
+# lease from before a restart (55P03); a lease of ours would have expired
+# within the TTL, so once it has held twice the TTL it is another
+# server's: 55000, which someone has to stop or renumber.
+my $alike = lease_node('alike', '44', ttl => 5);
+my ($controldata) = run_command([ 'pg_controldata', $alike->data_dir ]);
+my ($sysid) = $controldata =~ /Database system identifier:\s+(\d+)/
+  or die "no system identifier in: $controldata";
+my ($other_lease) = etcdctl('lease', 'grant', '600') =~ /lease ([0-9a-f]+) granted/
+  or die 'etcd granted no lease';
+etcdctl('put', "--lease=$other_lease", '/idgen/node/44',
+	sprintf('{"host": "%s", "port": %d, "system_identifier": "%s", "since": "a copy of this server"}',
+		hostname(), $alike->port, $sysid));
+$alike->start;
+wait_for_lease($alike, 'taken');
+like(error_of($alike, 'SELECT snowflake_id()'),
+	qr/^55P03: node id 44 is still held in etcd by this server's lease from before a restart/,
+	'a holder that looks like this server before a restart: 55P03 at first');
+my $other_server;
+my $until_other = time + $PostgreSQL::Test::Utils::timeout_default;
+while (time < $until_other)
+{
+	$other_server = error_of($alike, 'SELECT snowflake_id()');
+	last if $other_server =~ /^55000/;
+	sleep 0.2;
+}
+like($other_server, qr/^55000: node id 44 is held by another server in etcd/,
+	'once it has held the node id for twice the TTL, it is another server: 55000');
+like(detail_of($alike, 'SELECT snowflake_id()'),
+	qr/like this server, but holding the node id for over twice "idgen.lease_ttl": another server/,
+	'and the detail says why it is taken for another server');
+etcdctl('lease', 'revoke', $other_lease);
+$alike->stop('fast');
 
 done_testing();
