@@ -428,11 +428,13 @@ idgen_lease_claim(void)
 				self_taken_since_ms = now;
 			else if (now - self_taken_since_ms > 2 * (int64) idgen_lease_ttl_s * 1000)
 			{
-				char	   *self_note = strstr(holder, " (this server, before a restart");
+				size_t		len = strlen(holder);
+				size_t		note_len = strlen(IDGEN_LEASE_SELF_NOTE);
 
 				holder_is_self = false;
-				if (self_note != NULL)
-					*self_note = '\0';
+				if (len >= note_len &&
+					strcmp(holder + len - note_len, IDGEN_LEASE_SELF_NOTE) == 0)
+					holder[len - note_len] = '\0';
 				holder = psprintf("%s (like this server, but holding the node id for over twice \"idgen.lease_ttl\": another server)",
 								  holder);
 			}

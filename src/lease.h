@@ -18,6 +18,14 @@
 #define LEASE(s) (&(s)->lease)
 
 /*
+ * What leasekeys.c appends to a holder's description when the holder looks
+ * like this server before a restart; lease.c takes it off again when that
+ * lease has held too long to be ours.
+ */
+#define IDGEN_LEASE_SELF_NOTE \
+	" (this server, before a restart: that lease expires within \"idgen.lease_ttl\")"
+
+/*
  * A reservation record as read from etcd, its counters in the current
  * memory context.
  */

@@ -147,8 +147,7 @@ idgen_lease_describe_holder(const char *value64, bool *is_self)
 		strtou64(sysid, NULL, 10) == GetSystemIdentifier())
 	{
 		*is_self = true;
-		text = psprintf("%s (this server, before a restart: that lease expires within \"idgen.lease_ttl\")",
-						text);
+		text = psprintf("%s" IDGEN_LEASE_SELF_NOTE, text);
 	}
 	return text;
 }
