@@ -17,6 +17,7 @@ OBJS = \
 	src/layout.o \
 	src/registry.o \
 	src/named.o \
+	src/counterissue.o \
 	src/definitions.o \
 	src/counterstate.o \
 	src/counter.o \
