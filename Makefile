@@ -8,6 +8,7 @@ OBJS = \
 	src/clock.o \
 	src/generator.o \
 	src/keeper.o \
+	src/reservation.o \
 	src/storage.o \
 	src/snowflake.o \
 	src/instagram.o \
