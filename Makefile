@@ -8,6 +8,7 @@ OBJS = \
 	src/clock.o \
 	src/generator.o \
 	src/keeper.o \
+	src/reservation.o \
 	src/storage.o \
 	src/snowflake.o \
 	src/instagram.o \
@@ -17,6 +18,7 @@ OBJS = \
 	src/layout.o \
 	src/registry.o \
 	src/named.o \
+	src/counterissue.o \
 	src/definitions.o \
 	src/counterstate.o \
 	src/counter.o \

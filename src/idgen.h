@@ -717,6 +717,8 @@ extern int	idgen_keeper_errcode_locked(IdgenKeeper *keeper);
 
 /* keeper.c */
 extern void idgen_keeper_register(void);
+
+/* reservation.c: the backends' waits for the keeper */
 extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
 extern void idgen_keeper_wait_shard(int32 shard, uint64 position,
 									IdgenReleaseChange change,

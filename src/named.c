@@ -7,17 +7,15 @@
  * the keeper's load): a name is looked up among the slots, asking the
  * keeper to load definitions committed since it last looked; a call site
  * caches its slot, layout and usage check in fn_extra; IDs are issued
- * through the engine (generator.c), and a counter's values taken beyond
- * its durable reservation are kept in a backend-local pending list that
- * the end of the statement, or the commit, waits for (definitions.c holds
- * the transaction callbacks).  The decoders and builders by name use only
+ * through the engine (generator.c), a counter's values through
+ * counterissue.c.  The decoders and builders by name use only
  * a definition: from its slot, or on a standby from idgen_generator
  * (idgen_registry_read_definition).
  *
  * Uses the slots through registry.h (registry.c) and the transaction
  * callbacks of definitions.c.  Of the shared state it writes only the
- * load requests, a counter slot's want and wake words (atomics), and the
- * generators, through the engine.
+ * load requests, and the generators, through the engine and
+ * counterissue.c.
  *
  * IDENTIFICATION
  *	  src/named.c
@@ -48,7 +46,6 @@
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/shmem.h"
-#include "tcop/pquery.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -160,7 +157,7 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 }
 
 /* Raise the error of a slot that is switched off. */
-static void
+void
 idgen_report_slot(int i)
 {
 	IdgenNamedSlot *slot = &idgen_registry_slots[i];
@@ -482,360 +479,6 @@ idgen_named_compose(IdgenNamedCache *cache, uint64 position, int32 shard)
 	return (int64) id;
 }
 
-/*
- * A caller took values beyond slot->counter_wake: fewer than the refill
- * remain.  The first to claim the mark wakes the keeper, once per
- * reservation; a mark the keeper moved meanwhile is looked at again.
- */
-static pg_noinline void
-idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
-{
-	uint64		wake = pg_atomic_read_u64(&slot->counter_wake);
-
-	while (need > wake && wake != PG_UINT64_MAX)
-	{
-		if (pg_atomic_compare_exchange_u64(&slot->counter_wake, &wake,
-										   PG_UINT64_MAX))
-		{
-			Latch	   *latch = idgen_keeper_latch();
-
-			if (latch != NULL)
-				SetLatch(latch);
-			return;
-		}
-	}
-}
-
-/*
- * Values this session took beyond the durable reservation of counter
- * generators, pending the end of the statement that took them, or the
- * commit (counter.c): for each such slot, how far its reservation must
- * reach before either.  An entry goes once the reservation covers it; not
- * when the keeper is late (the next statement waits again), nor when a
- * subtransaction or transaction rolls back, since the code around it may
- * still hold its values (a PL/pgSQL variable assigned in an exception
- * block, or before a procedure's ROLLBACK; session state).  An entry that
- * can never be made durable (the counter was dropped, or raised to a floor
- * from outside, or the node-id claim it was taken under has changed) is
- * doomed: every statement end and commit refuses it, saying why, until a
- * transaction aborts outside any portal (the client's statement failed or
- * it rolled back: no variable of a procedure or function holds a value any
- * more), so a caught refusal cannot let its values into a committed row.  At most one entry per slot; the array is
- * allocated once, before any value is taken, so that recording one cannot
- * fail.
- */
-typedef struct IdgenCounterPending
-{
-	int			slot;
-	uint64		need;			/* local values below this must be durable */
-	uint32		word;			/* under a leased node id: the lease word
-								 * they were taken under, else 0 */
-	uint32		epoch;			/* the slot's counter_floor_epoch before the
-								 * first of them was taken */
-	const char *doomed;			/* why they can never be made durable, or
-								 * NULL */
-} IdgenCounterPending;
-
-static IdgenCounterPending *counter_pending = NULL;
-int	idgen_counter_pending_n = 0;
-
-/*
- * Set from the start of this transaction's commit (or PREPARE) until its
- * end: values taken then (by another extension's commit callback, after
- * idgen's wait) would not be waited for, so none is taken ahead.
- */
-bool idgen_counter_committing = false;
-
-/*
- * Values taken ahead cannot be made durable: the statement that took them
- * (at_commit false) or the commit fails.  "keeper" says whether the keeper
- * failed to reserve them (check on it: its state decides the SQLSTATE) or
- * the counter moved under them from outside (a new transaction takes values
- * above that, so it is worth retrying).
- */
-static pg_noinline void
-idgen_counter_pending_refused(IdgenNamedSlot *slot, bool at_commit,
-							  bool keeper, const char *why)
-{
-	ereport(ERROR,
-			(errcode(keeper ? idgen_keeper_errcode() : ERRCODE_IDGEN_RETRY),
-			 errmsg("no durable reservation is available for counter generator \"%s\"",
-					slot->name),
-			 at_commit ?
-			 errdetail("This session drew values of it beyond the durable reservation, and %s; the transaction is rolled back.", why) :
-			 errdetail("This session drew values of it beyond the durable reservation, and %s; the statement fails.", why),
-			 keeper ?
-			 errhint("idgen hands out no counter value that is not durably reserved, and each statement of this session waits for these again until the keeper has reserved them (a new session does not). Check the server log for the \"idgen keeper\" background worker.") :
-			 errhint("Do not use values of it this session took before this error; roll back and retry the transaction, or use a new session.")));
-}
-
-/* Entry p can never be made durable: doom it, and refuse it. */
-static pg_noinline void
-idgen_counter_pending_doom(int p, bool at_commit, const char *why)
-{
-	counter_pending[p].doomed = why;
-	idgen_counter_pending_refused(&idgen_registry_slots[counter_pending[p].slot],
-								  at_commit, false, why);
-	pg_unreachable();
-}
-
-/*
- * A transaction aborted outside any portal (the client's statement failed,
- * or the client rolled back): no procedure or function is running, so no
- * variable holds a doomed entry's values any more; drop those entries.
- */
-void
-idgen_counter_pending_forget_doomed(void)
-{
-	int			kept = 0;
-
-	for (int p = 0; p < idgen_counter_pending_n; p++)
-		if (counter_pending[p].doomed == NULL)
-			counter_pending[kept++] = counter_pending[p];
-	idgen_counter_pending_n = kept;
-}
-
-static void
-idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
-{
-	for (int p = 0; p < idgen_counter_pending_n; p++)
-		if (counter_pending[p].slot == slot)
-		{
-			/*
-			 * Values under two claims, or on both sides of a floor raised
-			 * from outside: the earlier ones can never be made durable
-			 * (see IdgenCounterPending).  This call's values are refused
-			 * with them.
-			 */
-			if (counter_pending[p].doomed != NULL)
-				idgen_counter_pending_doom(p, false, counter_pending[p].doomed);
-			if (counter_pending[p].word != word)
-				idgen_counter_pending_doom(p, false,
-										   "this server's claim on its node id changed since it took them");
-			if (counter_pending[p].epoch != epoch)
-				idgen_counter_pending_doom(p, false,
-										   "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
-			counter_pending[p].need = Max(counter_pending[p].need, need);
-			return;
-		}
-	Assert(idgen_counter_pending_n < idgen_max_generators);
-	counter_pending[idgen_counter_pending_n].slot = slot;
-	counter_pending[idgen_counter_pending_n].need = need;
-	counter_pending[idgen_counter_pending_n].word = word;
-	counter_pending[idgen_counter_pending_n].epoch = epoch;
-	counter_pending[idgen_counter_pending_n].doomed = NULL;
-	idgen_counter_pending_n++;
-}
-
-/*
- * One turn of waiting until the keeper has reserved the counter's local
- * values below "need": ask for them (counter_want), wake the keeper, sleep
- * for at most 1 ms.  False, without sleeping, once the deadline (monotonic
- * ms) has passed.  Shared by callers that outran the lead and commits.
- */
-static bool
-idgen_counter_wait_turn(IdgenNamedSlot *slot, uint64 need, int64 deadline,
-						const char *event, uint32 *wait_event)
-{
-	uint64		want = pg_atomic_read_u64(&slot->counter_want);
-	Latch	   *latch = idgen_keeper_latch();
-	int64		remaining = deadline - idgen_clock_monotonic_ms();
-
-	while (want < need &&
-		   !pg_atomic_compare_exchange_u64(&slot->counter_want, &want, need))
-		;
-	if (remaining <= 0)
-		return false;
-	if (latch != NULL)
-		SetLatch(latch);
-	CHECK_FOR_INTERRUPTS();
-	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 Min(remaining, 1), idgen_wait_event(event, wait_event));
-	ResetLatch(MyLatch);
-	return true;
-}
-
-/*
- * At the end of a statement, or before this transaction (or parallel
- * worker) commits or prepares: wait until the keeper has made durable
- * every value it took beyond a counter's reservation, or fail closed
- * (55000), which rolls back the statement's (sub)transaction.  Under a
- * leased node id the lease word must still be the one the values were
- * taken under once the reservation covers them: the keeper clears it
- * before it publishes a reservation that etcd does not record (see
- * idgen_issued_node), so then etcd records them for the next holder.
- */
-void
-idgen_counter_pending_wait(bool at_commit)
-{
-	int64		deadline = 0;
-	static uint32 wait_event = 0;
-
-	for (int p = 0; p < idgen_counter_pending_n; p++)
-	{
-		IdgenNamedSlot *slot = &idgen_registry_slots[counter_pending[p].slot];
-		IdgenGenerator *gen = &idgen_registry_gens[counter_pending[p].slot].gen;
-		uint64		need = counter_pending[p].need;
-		bool		waited = false;
-
-		if (counter_pending[p].doomed != NULL)
-			idgen_counter_pending_doom(p, at_commit, counter_pending[p].doomed);
-		while (pg_atomic_read_u64(&slot->counter_reserved) < need)
-		{
-			/* a dropped or refused counter is reserved no further */
-			if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
-				idgen_counter_pending_doom(p, at_commit,
-										   "the counter was dropped or refused meanwhile");
-			if (deadline == 0)
-				deadline = idgen_reservation_deadline();
-			if (!idgen_counter_wait_turn(slot, need, deadline,
-										 "IdgenCounterDurable", &wait_event))
-				idgen_counter_pending_refused(slot, at_commit, true,
-											  "the keeper has not reserved them within idgen.max_wait");
-			waited = true;
-		}
-		pg_read_barrier();		/* the epoch and word after the reservation */
-		if (pg_atomic_read_u32(&slot->counter_floor_epoch) != counter_pending[p].epoch)
-			idgen_counter_pending_doom(p, at_commit,
-									   "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
-		if (counter_pending[p].word != 0 &&
-			pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
-			counter_pending[p].word)
-			idgen_counter_pending_doom(p, at_commit,
-									   "this server's claim on its node id changed meanwhile");
-		if (waited)
-		{
-			SpinLockAcquire(&gen->mutex);
-			gen->waits++;
-			SpinLockRelease(&gen->mutex);
-		}
-	}
-	idgen_counter_pending_n = 0;
-}
-
-/*
- * At the end of a statement (the executor's run, finish and end at any
- * nesting level, or a utility command's end), while its transaction is
- * still in progress: make
- * the counter values it took ahead durable, or fail the statement (55000).
- * Another extension's commit work cannot then ship a value that is not
- * durable, whatever the order in which the extensions' commit callbacks
- * run (postgres_fdw sets up its own when a session first opens a foreign
- * table, which may be after idgen's); the commit's own wait is left for
- * values taken where no statement ends before the commit.
- */
-void
-idgen_counter_statement_end(void)
-{
-	if (likely(idgen_counter_pending_n == 0) || !IsTransactionState())
-		return;
-	idgen_counter_pending_wait(false);
-}
-
-/*
- * Hand out "count" consecutive local counter values of a counter
- * generator; returns the first.  Below the durable reservation at once;
- * beyond it, within idgen_counter_lead(), at once but pending the end of
- * this statement (counter.c); further, after waiting for the
- * keeper.  Under the generator's lock only a few comparisons: waits for
- * the keeper (bounded, then 55000) and the error for an exhausted counter
- * (22003) happen outside it.
- */
-static uint64
-idgen_issue_counter(IdgenNamedCache *cache, uint64 count, uint32 word)
-{
-	IdgenNamedSlot *slot = &idgen_registry_slots[cache->slot];
-	IdgenGenerator *gen = &idgen_registry_gens[cache->slot].gen;
-	int64		deadline = 0;
-	bool		waited = false;
-	bool		may_lead = false;
-	static uint32 wait_event = 0;
-
-	for (;;)
-	{
-		uint64		reserved = pg_atomic_read_u64(&slot->counter_reserved);
-		uint32		epoch = 0;
-		uint64		first;
-		uint64		need;
-
-		/* only a call taking values ahead needs the epoch (read before) */
-		if (unlikely(may_lead))
-		{
-			epoch = pg_atomic_read_u32(&slot->counter_floor_epoch);
-			pg_read_barrier();	/* a floor raised before the new epoch */
-		}
-		SpinLockAcquire(&gen->mutex);
-		if (unlikely(!gen->owned))
-		{
-			SpinLockRelease(&gen->mutex);
-			idgen_report_slot(cache->slot);
-		}
-		first = gen->last;
-		need = first + count;
-		if (likely(need <= reserved && need <= (uint64) slot->spec.tick_limit))
-		{
-			gen->last = need;
-			gen->issued += count;
-			if (unlikely(waited))
-				gen->waits++;
-			SpinLockRelease(&gen->mutex);
-			if (unlikely(need > pg_atomic_read_u64(&slot->counter_wake)))
-				idgen_counter_wake_keeper(slot, need);
-			return first;
-		}
-
-		/*
-		 * Beyond the reservation, once the keeper has published one in
-		 * this shared memory (so "last" stands above every floor it
-		 * loaded): within the lead, pending this statement's end.
-		 */
-		if (may_lead && reserved > 0 && need <= (uint64) slot->spec.tick_limit &&
-			need - reserved <= idgen_counter_lead(&slot->spec))
-		{
-			gen->last = need;
-			gen->issued += count;
-			SpinLockRelease(&gen->mutex);
-			idgen_counter_pending_note(cache->slot, need, word, epoch);
-			if (need > pg_atomic_read_u64(&slot->counter_wake))
-				idgen_counter_wake_keeper(slot, need);
-			return first;
-		}
-		SpinLockRelease(&gen->mutex);
-
-		if (need > (uint64) slot->spec.tick_limit)
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("counter generator \"%s\" is exhausted", slot->name),
-					 errdetail("Its %d-bit seq field holds no further value of this server's stripes.",
-							   slot->spec.fields[slot->spec.seq_field].bits),
-					 errhint("Define a generator with a wider seq field under a new name.")));
-
-		/* outran the reservation: take the lead, or ask the keeper and wait */
-		idgen_refuse_in_recovery("idgen_next");
-		if (!may_lead && idgen_counter_lead_on && !idgen_counter_committing &&
-			ActivePortal != NULL)
-		{
-			if (counter_pending == NULL)
-				counter_pending = MemoryContextAlloc(TopMemoryContext,
-													 sizeof(IdgenCounterPending) * idgen_max_generators);
-			idgen_registry_register_callbacks();
-			may_lead = true;
-			continue;
-		}
-		if (deadline == 0)
-			deadline = idgen_reservation_deadline();
-		if (!idgen_counter_wait_turn(slot, need, deadline,
-									 "IdgenReservation", &wait_event))
-			ereport(ERROR,
-					(errcode(idgen_keeper_errcode()),
-					 errmsg("no durable reservation is available for counter generator \"%s\"",
-							slot->name),
-					 errdetail("The idgen keeper has not extended it; idgen_status() says why."),
-					 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
-		waited = true;
-	}
-}
-
 /* The ID of local counter value c. */
 static inline int64
 idgen_counter_compose(IdgenNamedCache *cache, uint64 c)
@@ -866,7 +509,7 @@ idgen_next(PG_FUNCTION_ARGS)
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id("idgen_next");
 	if (cache->counter)
-		position = idgen_issue_counter(cache, 1, word);
+		position = idgen_issue_counter(cache->slot, 1, word);
 	else
 		position = idgen_issue(idgen_named_generator(cache, shard), &cache->layout);
 	if (unlikely(cache->leased))
@@ -900,7 +543,7 @@ idgen_next_int(PG_FUNCTION_ARGS)
 				 errhint("idgen_next_int() is for counter layouts of at most 31 bits, such as \"seq:31\"; use idgen_next().")));
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id("idgen_next_int");
-	position = idgen_issue_counter(cache, 1, word);
+	position = idgen_issue_counter(cache->slot, 1, word);
 	if (unlikely(cache->leased))
 		(void) idgen_issued_node("idgen_next_int", word);
 	id = idgen_counter_compose(cache, position);
@@ -937,7 +580,7 @@ idgen_next_batch_of(FunctionCallInfo fcinfo, bool sharded)
 		word = idgen_require_node_id("idgen_next_batch");
 	if (cache->counter)
 	{
-		position = idgen_issue_counter(cache, n, word);
+		position = idgen_issue_counter(cache->slot, n, word);
 		if (unlikely(cache->leased))
 			(void) idgen_issued_node("idgen_next_batch", word);
 		for (int i = 0; i < n; i++, position++)

@@ -160,11 +160,15 @@ extern bool idgen_registry_row_spec(const IdgenRegistryRow *row, IdgenSpec *spec
 extern bool idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now);
 extern void idgen_registry_read_definition(const char *name, IdgenSpec *spec);
 
-/* named.c: the backends' side, and the pending list of counter values */
+/* named.c: the backends' side */
+extern void idgen_named_not_owned(IdgenGenerator *gen);
+IDGEN_NORETURN extern void idgen_report_slot(int i);
+
+/* counterissue.c: issuing counter values, and the pending list */
 extern int	idgen_counter_pending_n;
 extern bool idgen_counter_committing;
 
-extern void idgen_named_not_owned(IdgenGenerator *gen);
+extern uint64 idgen_issue_counter(int i, uint64 count, uint32 word);
 extern void idgen_counter_pending_forget_doomed(void);
 extern void idgen_counter_pending_wait(bool at_commit);
 

@@ -1,0 +1,247 @@
+/*-------------------------------------------------------------------------
+ *
+ * reservation.c
+ *	  The backends' side of the keeper's durable reservation: waiting for it.
+ *
+ * A generator whose next position lies beyond the published reservation
+ * (IdgenKeeper.hwm_ms) posts what it needs in want_ms, sets the keeper's
+ * latch and sleeps on IdgenKeeper.cv until the keeper has made a
+ * reservation beyond it durable, or until its deadline, when it fails with
+ * the SQLSTATE the keeper's state gives (node.c).  The shard floors and
+ * releases of instagram_id_advance() and instagram_id_release() are waited
+ * for the same way, and so are the definitions of named generators the
+ * keeper has not loaded yet.  keeper.c, the worker, is the other side: it
+ * publishes, and broadcasts on the condition variable after each change.
+ *
+ * This file only reads the keeper's state (under IdgenKeeper.mutex) and
+ * writes want_ms, the shard control's pending floors and releases, and the
+ * count of waits; it runs in backends, never in the keeper.
+ *
+ * IDENTIFICATION
+ *	  src/reservation.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
+#include "storage/spin.h"
+
+#include "idgen.h"
+
+#define KEEPER(s) (&(s)->keeper.keeper)
+
+/* wait event id, registered on first use (compat.h) */
+static uint32 wait_event_reservation = 0;
+
+/* The keeper's latch while it runs, else NULL. */
+Latch *
+idgen_keeper_latch(void)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	Latch	   *latch;
+
+	SpinLockAcquire(&keeper->mutex);
+	latch = keeper->latch;
+	SpinLockRelease(&keeper->mutex);
+	return latch;
+}
+
+/* The error of a wait for the keeper that ran out of time. */
+static void
+idgen_keeper_report_unavailable(int code, IdgenKeeperState state,
+								const char *message)
+{
+	ereport(ERROR,
+			(errcode(code),
+			 errmsg("no durable ID reservation is available"),
+			 errdetail("The idgen keeper's state is \"%s\": %s.",
+					   idgen_keeper_state_name(state), message),
+			 errhint("idgen issues no ID that is not durably reserved. Check the server log for the \"idgen keeper\" background worker; it keeps the reservation in database \"%s\" (\"idgen.database\").",
+					 idgen_database)));
+}
+
+/*
+ * For a caller waiting for the keeper to load the definitions of generator
+ * "name": a keeper that has failed, or refuses a changed epoch, loads none.
+ * Report its state then, or always once the caller has waited long enough:
+ * without a load, the name may well exist.  The SQLSTATE is that of
+ * idgen_keeper_errcode().
+ */
+void
+idgen_keeper_report_not_loaded(const char *name, bool always)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenKeeperState state;
+	int			code;
+	char		message[sizeof(keeper->message)];
+
+	SpinLockAcquire(&keeper->mutex);
+	state = keeper->state;
+	code = idgen_keeper_errcode_locked(keeper);
+	strlcpy(message, keeper->message, sizeof(message));
+	SpinLockRelease(&keeper->mutex);
+	if (always || state == IDGEN_KEEPER_FAILED ||
+		state == IDGEN_KEEPER_EPOCH_CHANGED)
+		ereport(ERROR,
+				(errcode(code),
+				 errmsg("the definition of generator \"%s\" is not loaded", name),
+				 errdetail("The idgen keeper loads the definitions; its state is \"%s\": %s.",
+						   idgen_keeper_state_name(state), message),
+				 errhint("Check the server log for the \"idgen keeper\" background worker, and retry.")));
+}
+
+/*
+ * Wait until the reservation covers need_ms, or fail.  Called by generators
+ * (not holding any lock) whose next position is beyond it; deadline is on
+ * the CLOCK_MONOTONIC millisecond scale of idgen_clock_monotonic_ms().
+ */
+void
+idgen_keeper_wait(int64 need_ms, int64 deadline)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	uint64		want = pg_atomic_read_u64(&keeper->want_ms);
+	IdgenKeeperState state;
+	int			code;
+	Latch	   *latch;
+	char		message[sizeof(keeper->message)];
+	bool		waited = false;
+	int64		started = idgen_clock_monotonic_ms();
+
+	/* post what we need: the keeper reserves at least that far */
+	while (want < (uint64) need_ms &&
+		   !pg_atomic_compare_exchange_u64(&keeper->want_ms, &want,
+										   (uint64) need_ms))
+		;
+
+	ConditionVariablePrepareToSleep(&keeper->cv);
+	for (;;)
+	{
+		int64		remaining_ms;
+
+		if ((int64) pg_atomic_read_u64(&keeper->hwm_ms) > need_ms)
+			break;
+
+		SpinLockAcquire(&keeper->mutex);
+		state = keeper->state;
+		code = idgen_keeper_errcode_locked(keeper);
+		latch = keeper->latch;
+		strlcpy(message, keeper->message, sizeof(message));
+		SpinLockRelease(&keeper->mutex);
+	
+		if (state == IDGEN_KEEPER_EPOCH_CHANGED)
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("\"idgen.epoch\" changed since IDs were issued"),
+					 errdetail("%s", message),
+					 errhint("Set \"idgen.epoch\" back and restart. Only if no ID issued under the old epoch is in use any more, run \"ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART\" in database \"%s\" to adopt the new one.",
+							 idgen_database)));
+		}
+
+		/*
+		 * The deadline may allow for a keeper that is still starting (see
+		 * idgen_reservation_deadline); one that has failed, or waits for a
+		 * commit, gets the ordinary bound.
+		 */
+		remaining_ms = deadline - idgen_clock_monotonic_ms();
+		if (remaining_ms <= 0 ||
+			(state != IDGEN_KEEPER_STARTING &&
+			 idgen_clock_monotonic_ms() - started >= Max(idgen_max_wait_ms, 1000)))
+		{
+			ConditionVariableCancelSleep();
+			idgen_keeper_report_unavailable(code, state, message);
+		}
+
+		if (latch != NULL)
+			SetLatch(latch);
+		waited = true;
+		(void) ConditionVariableTimedSleep(&keeper->cv,
+										   Min(remaining_ms, 100),
+										   idgen_wait_event("IdgenReservation",
+															&wait_event_reservation));
+	}
+	ConditionVariableCancelSleep();
+
+	if (waited)
+	{
+		SpinLockAcquire(&keeper->mutex);
+		keeper->waits++;
+		SpinLockRelease(&keeper->mutex);
+	}
+}
+
+/*
+ * Ask the keeper to make "position" the durable floor of an instagram
+ * shard, and the release change "change" durable, and wait until it has
+ * (instagram_id_advance, instagram_id_release).  The caller has raised or
+ * switched off the generator itself already.
+ */
+void
+idgen_keeper_wait_shard(int32 shard, uint64 position,
+						IdgenReleaseChange change, int64 deadline)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenShardControl *sc = &idgen_shared->shards;
+	bool		want_released = (change == IDGEN_RELEASE_RELEASE);
+
+	SpinLockAcquire(&keeper->mutex);
+	sc->floor_pending[shard] = Max(sc->floor_pending[shard], position);
+	if (change != IDGEN_RELEASE_KEEP)
+		sc->release_pending[shard] = (uint8) change;
+	keeper->floor_message[0] = '\0';
+	SpinLockRelease(&keeper->mutex);
+	pg_atomic_write_u32(&keeper->floors_pending, 1);
+
+	ConditionVariablePrepareToSleep(&keeper->cv);
+	for (;;)
+	{
+		bool		done;
+		IdgenKeeperState state;
+		int			code;
+		Latch	   *latch;
+		char		message[sizeof(keeper->message)];
+		char		floor_message[sizeof(keeper->floor_message)];
+		int64		remaining_ms;
+
+		SpinLockAcquire(&keeper->mutex);
+		done = sc->floor_durable[shard] >= position &&
+			(change == IDGEN_RELEASE_KEEP ||
+			 (sc->release_pending[shard] == IDGEN_RELEASE_KEEP &&
+			  sc->released[shard] == want_released));
+		state = keeper->state;
+		code = idgen_keeper_errcode_locked(keeper);
+		latch = keeper->latch;
+		strlcpy(message, keeper->message, sizeof(message));
+		strlcpy(floor_message, keeper->floor_message, sizeof(floor_message));
+		SpinLockRelease(&keeper->mutex);
+	
+		if (done)
+			break;
+		if (floor_message[0] != '\0')
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the new floor or release of shard %d could not be made durable", shard),
+					 errdetail("%s.", floor_message)));
+		}
+		remaining_ms = deadline - idgen_clock_monotonic_ms();
+		if (remaining_ms <= 0)
+		{
+			ConditionVariableCancelSleep();
+			idgen_keeper_report_unavailable(code, state, message);
+		}
+		if (latch != NULL)
+			SetLatch(latch);
+		(void) ConditionVariableTimedSleep(&keeper->cv,
+										   Min(remaining_ms, 100),
+										   idgen_wait_event("IdgenReservation",
+															&wait_event_reservation));
+	}
+	ConditionVariableCancelSleep();
+}
