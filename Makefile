@@ -64,4 +64,4 @@ $(OBJS): src/idgen.h src/compat.h
 src/etcd.o src/lease.o src/leasekeys.o: src/etcd.h
 src/lease.o src/leasekeys.o: src/lease.h
 src/keeper.o src/storage.o: src/storage.h
-src/registry.o src/named.o src/definitions.o src/counterstate.o: src/registry.h
+src/registry.o src/named.o src/definitions.o src/counterstate.o src/counterissue.o: src/registry.h

@@ -10,11 +10,11 @@
  * held to commit).  Their transaction callbacks apply a drop or
  * re-creation to the slot at commit and ask the keeper to load; the same
  * callbacks wait, before commit, for the counter values the backend took
- * ahead (named.c's pending list).  idgen_generator_status_rows() is the
+ * ahead (counterissue.c's pending list).  idgen_generator_status_rows() is the
  * view of the slots.
  *
  * Uses the slots through registry.h (registry.c) and the pending list of
- * named.c; the keeper installs what these functions commit.
+ * counterissue.c; the keeper installs what these functions commit.
  *
  * IDENTIFICATION
  *	  src/definitions.c

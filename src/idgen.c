@@ -10,7 +10,7 @@
  * registering the keeper background worker that makes IDs durable, and
  * hooking the end of every statement (the executor's run, finish and
  * end, a utility command's end), where the counter values a statement
- * took ahead of the durable reservation are made durable (named.c).
+ * took ahead of the durable reservation are made durable (counterissue.c).
  *
  * IDENTIFICATION
  *	  src/idgen.c
@@ -80,7 +80,7 @@ idgen_ExecutorEnd(QueryDesc *queryDesc)
  * After a utility command, except the transaction commands: COMMIT and
  * PREPARE wait in the commit's own callback, and ROLLBACK has nothing to
  * make durable (what a rolled-back statement took stays pending for the
- * next statement, named.c).
+ * next statement, counterissue.c).
  */
 static void
 idgen_ProcessUtility(PlannedStmt *pstmt, const char *queryString,

@@ -766,7 +766,7 @@ extern int	idgen_registry_plan_counters(void);
 extern void idgen_registry_write_counters(Oid relid);
 extern void idgen_registry_publish_counters(void);
 
-/* named.c: counter values taken ahead are durable by a statement's end */
+/* counterissue.c: counter values taken ahead are durable by a statement's end */
 extern void idgen_counter_statement_end(void);
 
 /*

@@ -12,8 +12,8 @@
  * a definition: from its slot, or on a standby from idgen_generator
  * (idgen_registry_read_definition).
  *
- * Uses the slots through registry.h (registry.c) and the transaction
- * callbacks of definitions.c.  Of the shared state it writes only the
+ * Uses the slots through registry.h (registry.c) and definitions.c's check
+ * that a definition is committed.  Of the shared state it writes only the
  * load requests, and the generators, through the engine and
  * counterissue.c.
  *

@@ -11,7 +11,7 @@
  * generators, the registry and the status functions use: the node id, the
  * lease's shared state initialised and named, and the errors of a
  * generator that has no node id to embed, with the keeper's SQLSTATE they
- * follow (which keeper.c's waiters report too).  The protocol with etcd is
+ * follow (which reservation.c's waits report too).  The protocol with etcd is
  * lease.c's, in the keeper.
  *
  * IDENTIFICATION

@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * registry.h
- *	  Named generators' slots, shared by registry.c, named.c, definitions.c.
+ *	  Named generators' slots, shared by the files of named generators.
  *
- * Private to the three files of named generators: the slots in shared
+ * Private to the files of named generators (registry.c, counterstate.c,
+ * named.c, counterissue.c, definitions.c): the slots in shared
  * memory (registry.c, whose header says how they are written and read),
  * the definition rows, and the few functions and backend-local variables
- * one of the three files uses from another.  What other files use is
+ * one of these files uses from another.  What other files use is
  * declared in idgen.h.
  *
  * IDENTIFICATION

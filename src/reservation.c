@@ -9,13 +9,15 @@
  * reservation beyond it durable, or until its deadline, when it fails with
  * the SQLSTATE the keeper's state gives (node.c).  The shard floors and
  * releases of instagram_id_advance() and instagram_id_release() are waited
- * for the same way, and so are the definitions of named generators the
- * keeper has not loaded yet.  keeper.c, the worker, is the other side: it
- * publishes, and broadcasts on the condition variable after each change.
+ * for the same way.  A lookup of a named generator that waits for the
+ * keeper to load its definition (named.c) uses the keeper's latch and the
+ * error from here.  keeper.c, the worker, is the other side: it publishes,
+ * and broadcasts on the condition variable after each change.
  *
- * This file only reads the keeper's state (under IdgenKeeper.mutex) and
- * writes want_ms, the shard control's pending floors and releases, and the
- * count of waits; it runs in backends, never in the keeper.
+ * This file reads the keeper's state (under IdgenKeeper.mutex) and writes
+ * only what a waiter posts: want_ms, the shard control's pending floors
+ * and releases with floors_pending and a cleared floor_message, and the
+ * count of waits.  It runs in backends, never in the keeper.
  *
  * IDENTIFICATION
  *	  src/reservation.c
