@@ -6,6 +6,7 @@ OBJS = \
 	src/guc.o \
 	src/shmem.o \
 	src/clock.o \
+	src/fixed.o \
 	src/generator.o \
 	src/keeper.o \
 	src/reservation.o \
@@ -16,6 +17,7 @@ OBJS = \
 	src/status.o \
 	src/uuid.o \
 	src/layout.o \
+	src/slots.o \
 	src/registry.o \
 	src/named.o \
 	src/counterissue.o \
@@ -27,7 +29,8 @@ OBJS = \
 	src/lease.o \
 	src/leasekeys.o \
 	src/etcd.o \
-	src/node.o
+	src/node.o \
+	src/leasecounters.o
 
 # Node-id leases talk to etcd over HTTP with libcurl (etcd.c).  Without
 # libcurl's development files (Debian: libcurl4-openssl-dev), or with

@@ -77,6 +77,7 @@ static JsonbContainer *fuzz_etcd_call(const char *path, const char *request,
 #define idgen_etcd_call fuzz_etcd_call
 #include "../src/lease.c"
 #include "../src/leasekeys.c"
+#include "../src/leasecounters.c"
 #undef idgen_etcd_call
 
 #include <ctype.h>
@@ -99,9 +100,6 @@ int			idgen_reservation_ms = 10000;
 char	   *idgen_node_id_string = "7";
 char	   *idgen_lease_prefix = "/idgen/";
 int			idgen_lease_ttl_s = 10;
-const IdgenLayout idgen_snowflake_layout;
-const IdgenLayout idgen_uuidv7_layout;
-const IdgenLayout idgen_flake128_layout;
 MemoryContext TopMemoryContext = NULL;
 int			PostPortNumber = 5432;
 pid_t		PostmasterPid = 4242;

@@ -41,7 +41,9 @@
  * for instagram shards handed to another server).  The flag is read under
  * the same lock as the position, so once instagram_id_release() has
  * cleared it no session issues from it again, statements already running
- * included.
+ * included.  The engine then returns IDGEN_SWITCHED_OFF instead of a
+ * position, and the caller, which knows the shard or the named generator,
+ * reports it.
  *
  * IDENTIFICATION
  *	  src/generator.c
@@ -359,19 +361,6 @@ idgen_reservation_deadline(void)
 	return idgen_clock_monotonic_ms() + wait_ms;
 }
 
-void
-idgen_generator_init(IdgenGenerator *gen, bool owned)
-{
-	SpinLockInit(&gen->mutex);
-	gen->owned = owned;
-	gen->last = 0;
-	gen->clock_tick = 0;
-	gen->issued = 0;
-	gen->borrowed = 0;
-	gen->waits = 0;
-	gen->regressions = 0;
-}
-
 static void
 idgen_report_before_epoch(int64 gap_ms)
 {
@@ -457,8 +446,7 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 			case IDGEN_ISSUED:
 				return position;
 			case IDGEN_NOT_OWNED:
-				layout->report_not_owned(gen);
-				pg_unreachable();
+				return IDGEN_SWITCHED_OFF;
 			case IDGEN_BEFORE_EPOCH:
 				idgen_report_before_epoch(gap_ms);
 				break;
@@ -512,7 +500,8 @@ idgen_issue_slow(IdgenGenerator *gen, const IdgenLayout *layout, uint64 count)
 /*
  * Issue the next position of a generator.  This is the hot path: one clock
  * read, one spinlock round trip.  Returns (ms << seq_bits) | seq; the caller
- * splices its node or shard in.
+ * splices its node or shard in.  IDGEN_SWITCHED_OFF if the generator is
+ * switched off here: the caller reports that.
  */
 uint64
 idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout)
@@ -604,26 +593,32 @@ idgen_raise_position(IdgenGenerator *gen, uint64 position)
 }
 
 /*
- * Floor every generator at floor_ms: the keeper's duty when shared memory
- * is new.  One list of all fixed generators, so none is forgotten.
+ * Floor the fixed generators at floor_ms (shmem.c's table of them, so none
+ * is forgotten): all of them when shared memory is new (the keeper), or
+ * only those whose IDs carry the node id (node_only: a claimed node id's
+ * previous holder's reservation, lease.c).
  */
 void
-idgen_raise_all_floors(int64 floor_ms)
+idgen_raise_fixed_floors(int64 floor_ms, bool node_only)
 {
-	idgen_raise_floor(&idgen_shared->snowflake.gen, &idgen_snowflake_layout,
-					  floor_ms);
-	idgen_raise_floor(&idgen_shared->uuidv7.gen, &idgen_uuidv7_layout,
-					  floor_ms);
-	idgen_raise_floor(&idgen_shared->flake128.gen, &idgen_flake128_layout,
-					  floor_ms);
-	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
-		idgen_raise_floor(&idgen_shared->instagram[i].gen,
-						  &idgen_instagram_layout, floor_ms);
+	for (int k = 0; k < IDGEN_NFIXED; k++)
+	{
+		const IdgenFixedGenerator *fixed = &idgen_fixed_generators[k];
+
+		if (node_only && !fixed->carries_node)
+			continue;
+		for (int i = 0; i < fixed->ngenerators; i++)
+			idgen_raise_floor(idgen_fixed_generator(fixed, i), fixed->layout,
+							  floor_ms);
+	}
 }
 
-/* report_not_owned of the layouts whose generator is never switched off */
+/*
+ * What the fixed generators that are never switched off (all but the
+ * instagram shards) do if idgen_issue() says one is.
+ */
 void
-idgen_report_never_switched_off(IdgenGenerator *gen)
+idgen_report_never_switched_off(void)
 {
 	elog(ERROR, "generator is switched off");
 	pg_unreachable();

@@ -32,6 +32,7 @@
 #include "datatype/timestamp.h"
 #include "utils/timestamp.h"
 #include "fmgr.h"
+#include "nodes/pg_list.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
@@ -375,8 +376,6 @@ typedef struct IdgenLayout
 	const char *funcname;		/* its generator: "snowflake_id", ... */
 	int			seq_bits;
 	int64		tick_limit;		/* first tick that cannot be issued */
-	/* raise the error for a generator that is not owned here; no return */
-	void		(*report_not_owned) (IdgenGenerator *gen);
 	int64		offset_ms;		/* its epoch, in ms since idgen.epoch */
 	int32		unit_ms;		/* 1 for the fixed layouts */
 	double		unit_inverse;	/* 1.0 / unit_ms, for idgen_unit_div */
@@ -427,6 +426,15 @@ idgen_unit_div(const IdgenLayout *layout, int64 ms)
 	return q;
 }
 
+/*
+ * What idgen_issue() and idgen_issue_batch() return for a generator that is
+ * switched off here ("owned" false), instead of a position: no layout's
+ * positions reach 2^63 (see idgen_tick_position).  The caller reports it,
+ * knowing which shard or named generator that is.
+ */
+#define IDGEN_SWITCHED_OFF PG_UINT64_MAX
+
+/* fixed.c */
 extern const IdgenLayout idgen_snowflake_layout;
 extern const IdgenLayout idgen_instagram_layout;
 extern const IdgenLayout idgen_uuidv7_layout;
@@ -562,6 +570,26 @@ extern void idgen_require_superuser(const char *funcname);
 extern void idgen_shmem_install_hooks(void);
 IDGEN_NORETURN extern void idgen_report_not_preloaded(const char *funcname);
 extern void idgen_refuse_in_recovery(const char *funcname);
+extern void idgen_generator_init(IdgenGenerator *gen, bool owned);
+extern void idgen_lease_init(IdgenLease *lease);
+
+/*
+ * A fixed layout's generators in IdgenShared: ngenerators padded ones at
+ * shared_offset.  carries_node: its IDs carry the node id (snowflake, the
+ * 128-bit ones), so a claimed node id's previous holder floors them.
+ */
+typedef struct IdgenFixedGenerator
+{
+	const IdgenLayout *layout;
+	size_t		shared_offset;
+	int			ngenerators;
+	bool		carries_node;
+} IdgenFixedGenerator;
+
+#define IDGEN_NFIXED 4
+extern const IdgenFixedGenerator idgen_fixed_generators[IDGEN_NFIXED];
+extern IdgenGenerator *idgen_fixed_generator(const IdgenFixedGenerator *fixed,
+											 int i);
 
 /*
  * The shared block, or an error if idgen was not preloaded.  Inline: it is
@@ -613,7 +641,6 @@ idgen_clock_ms(void)
 }
 
 /* generator.c */
-extern void idgen_generator_init(IdgenGenerator *gen, bool owned);
 extern uint64 idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout);
 
 /*
@@ -631,15 +658,33 @@ extern int64 idgen_position_unix_ms(const IdgenLayout *layout, uint64 position);
 extern void idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 							  int64 floor_ms);
 extern void idgen_raise_position(IdgenGenerator *gen, uint64 position);
-extern void idgen_raise_all_floors(int64 floor_ms);
-IDGEN_NORETURN extern void idgen_report_never_switched_off(IdgenGenerator *gen);
+extern void idgen_raise_fixed_floors(int64 floor_ms, bool node_only);
+IDGEN_NORETURN extern void idgen_report_never_switched_off(void);
 
 /* node.c */
-extern void idgen_lease_init(IdgenLease *lease);
 extern const char *idgen_lease_state_name(IdgenLeaseState state);
 IDGEN_NORETURN extern void idgen_report_no_node(const char *funcname);
 IDGEN_NORETURN extern void idgen_report_lease_deadline(const char *funcname);
 extern int32 idgen_current_node_id(void);
+
+/*
+ * leasecounters.c: the counter generators that embed the node id, as the node id's
+ * reservation record carries them: name and exclusive bound of the local
+ * counter values handed out under the id, by us or by previous holders
+ * (matched by name).  A List of these is idgen_lease_counters, the
+ * keeper's copy of what etcd holds, and rec->counters of a record read.
+ */
+typedef struct IdgenLeaseCounter
+{
+	char		name[NAMEDATALEN];
+	uint64		value;
+} IdgenLeaseCounter;
+
+extern List *idgen_lease_counters;
+extern bool idgen_lease_note_counter(const char *name, uint64 value);
+extern bool idgen_lease_counter_floor(const char *name, uint64 *value);
+extern IdgenLeaseCounter *idgen_lease_find_counter(List *counters,
+												   const char *name);
 
 /* lease.c */
 extern bool idgen_leases_on;
@@ -657,10 +702,6 @@ extern void idgen_lease_before_publish(int64 unix_ms);
 extern void idgen_lease_on_keeper_exit(bool shutdown);
 extern void idgen_lease_record_counters(void);
 extern bool idgen_lease_claim_blocked(void);
-
-/* leasekeys.c: the counters the reservation record carries */
-extern bool idgen_lease_note_counter(const char *name, uint64 value);
-extern bool idgen_lease_counter_floor(const char *name, uint64 *value);
 
 /*
  * Before a generator that embeds the node id takes a position: without

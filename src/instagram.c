@@ -33,18 +33,7 @@
 
 #include "idgen.h"
 
-static void idgen_instagram_not_owned(IdgenGenerator *gen);
-
-const IdgenLayout idgen_instagram_layout = {
-	.name = "instagram",
-	.funcname = "instagram_id",
-	.seq_bits = IDGEN_INSTAGRAM_SEQ_BITS,
-	.tick_limit = IDGEN_INSTAGRAM_MS_LIMIT,
-	.report_not_owned = idgen_instagram_not_owned,
-	IDGEN_LAYOUT_MS_SINCE_EPOCH,
-};
-
-static void
+static pg_noinline void
 idgen_report_shard_not_owned(int32 shard)
 {
 	ereport(ERROR,
@@ -55,13 +44,6 @@ idgen_report_shard_not_owned(int32 shard)
 					   ", but the shard was released with instagram_id_release()" : ""),
 			 errhint("Generate IDs for shard %d on the server that owns it. To move it here: on the old server remove it from \"idgen.shards\" and call instagram_id_release(%d); here call instagram_id_advance(%d, <the ID it returned>), then add it to \"idgen.shards\".",
 					 shard, shard, shard)));
-}
-
-static void
-idgen_instagram_not_owned(IdgenGenerator *gen)
-{
-	idgen_report_shard_not_owned((int32) ((IdgenGeneratorPadded *) gen -
-										  idgen_shared->instagram));
 }
 
 /*
@@ -98,6 +80,8 @@ idgen_instagram_id(PG_FUNCTION_ARGS)
 
 	position = idgen_issue(&shared->instagram[shard].gen,
 						   &idgen_instagram_layout);
+	if (unlikely(position == IDGEN_SWITCHED_OFF))
+		idgen_report_shard_not_owned(shard);
 
 	PG_RETURN_INT64(idgen_instagram_id_at(position, shard));
 }
@@ -117,6 +101,8 @@ idgen_instagram_id_batch(PG_FUNCTION_ARGS)
 
 	position = idgen_issue_batch(&shared->instagram[shard].gen,
 								 &idgen_instagram_layout, n);
+	if (unlikely(position == IDGEN_SWITCHED_OFF))
+		idgen_report_shard_not_owned(shard);
 	for (int i = 0; i < n; i++, position++)
 		ids[i] = Int64GetDatum(idgen_instagram_id_at(position, shard));
 	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),

@@ -538,7 +538,7 @@ idgen_keeper_load(void)
 	{
 		int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms;
 
-		idgen_raise_all_floors(floor_ms);
+		idgen_raise_fixed_floors(floor_ms, false);
 		if (floor_unix_ms > 0)
 			ereport(LOG,
 					(errmsg("idgen keeper: IDs resume above %s",

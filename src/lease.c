@@ -296,9 +296,7 @@ idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed)
 
 	if (floor_unix_ms <= 0)
 		return;
-	idgen_raise_floor(&idgen_shared->snowflake.gen, &idgen_snowflake_layout, floor_ms);
-	idgen_raise_floor(&idgen_shared->uuidv7.gen, &idgen_uuidv7_layout, floor_ms);
-	idgen_raise_floor(&idgen_shared->flake128.gen, &idgen_flake128_layout, floor_ms);
+	idgen_raise_fixed_floors(floor_ms, true);
 	idgen_registry_raise_node_floors(floor_unix_ms + 1);
 	if (claimed)
 		ereport(LOG,

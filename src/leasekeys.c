@@ -50,21 +50,6 @@ int64		idgen_lease_record_rev = 0;
 /* our lease no longer holds the node key */
 bool		idgen_lease_key_lost = false;
 
-/*
- * Counter generators that embed the node id, as the reservation record
- * carries them: name and exclusive bound of the local counter values
- * handed out under the id, by us or by previous holders (matched by name).
- * The keeper's own copy of what etcd holds, rebuilt from etcd whenever a
- * keeper takes over a lease.  In TopMemoryContext.
- */
-typedef struct IdgenLeaseCounter
-{
-	char		name[NAMEDATALEN];
-	uint64		value;
-} IdgenLeaseCounter;
-
-static List *recorded_counters = NIL;
-
 /* How long the next request may take: it must end by the deadline. */
 int64
 idgen_lease_request_timeout(void)
@@ -189,65 +174,6 @@ idgen_etcd_revoke(int64 lease_id, int64 timeout_ms)
 						   timeout_ms);
 }
 
-/* Raise the recorded bound of counter "name" to value; true if it grew. */
-bool
-idgen_lease_note_counter(const char *name, uint64 value)
-{
-	ListCell   *lc;
-	IdgenLeaseCounter *c;
-	MemoryContext old;
-
-	foreach(lc, recorded_counters)
-	{
-		c = lfirst(lc);
-		if (strcmp(c->name, name) == 0)
-		{
-			if (c->value >= value)
-				return false;
-			c->value = value;
-			return true;
-		}
-	}
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	c = palloc0(sizeof(IdgenLeaseCounter));
-	strlcpy(c->name, name, sizeof(c->name));
-	c->value = value;
-	recorded_counters = lappend(recorded_counters, c);
-	MemoryContextSwitchTo(old);
-	return true;
-}
-
-/* The counter called name in a list of IdgenLeaseCounter, or NULL. */
-static IdgenLeaseCounter *
-idgen_lease_find_counter(List *counters, const char *name)
-{
-	ListCell   *lc;
-
-	foreach(lc, counters)
-	{
-		IdgenLeaseCounter *c = lfirst(lc);
-
-		if (strcmp(c->name, name) == 0)
-			return c;
-	}
-	return NULL;
-}
-
-/*
- * A counter generator installed in this keeper (registry.c): the floor the
- * record gives it, if any.
- */
-bool
-idgen_lease_counter_floor(const char *name, uint64 *value)
-{
-	IdgenLeaseCounter *c = idgen_lease_find_counter(recorded_counters, name);
-
-	if (c == NULL)
-		return false;
-	*value = c->value;
-	return true;
-}
-
 /* ---- the reservation record ---- */
 
 /* the largest idgen.lease_ttl (guc.c) */
@@ -349,7 +275,7 @@ idgen_lease_record_value(int64 unix_ms)
 	appendStringInfo(&value, "{\"reserved_unix_ms\": " INT64_FORMAT ", \"epoch_unix_ms\": " INT64_FORMAT ", \"system_identifier\": \"" UINT64_FORMAT "\", \"lease_ttl_s\": %d, \"counters\": {",
 					 unix_ms, idgen_epoch_unix_ms, GetSystemIdentifier(),
 					 idgen_lease_ttl_s);
-	foreach(lc, recorded_counters)
+	foreach(lc, idgen_lease_counters)
 	{
 		IdgenLeaseCounter *c = lfirst(lc);
 
@@ -366,7 +292,7 @@ idgen_lease_record_value(int64 unix_ms)
 /*
  * Compare a record read from etcd with what this server has reserved under
  * node_id as far as this keeper knows: the time in lease->recorded_unix_ms,
- * the counters in recorded_counters.
+ * the counters in idgen_lease_counters.
  *
  * What the record lacks (etcd restored from a snapshot, a hand edit, a
  * write that failed) is logged as a WARNING naming the key, what it holds
@@ -401,7 +327,7 @@ idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
 		appendStringInfo(&held, "reserved_unix_ms " INT64_FORMAT, rec->floor_unix_ms);
 		appendStringInfo(&should, "reserved_unix_ms " INT64_FORMAT, recorded);
 	}
-	foreach(lc, recorded_counters)
+	foreach(lc, idgen_lease_counters)
 	{
 		IdgenLeaseCounter *mine = lfirst(lc);
 		IdgenLeaseCounter *theirs = idgen_lease_find_counter(rec->counters, mine->name);

@@ -178,23 +178,6 @@ idgen_report_slot(int i)
 			 errhint("A definition never changes once IDs were issued under it: drop it and create one under a new name.")));
 }
 
-/* report_not_owned of every named layout */
-void
-idgen_named_not_owned(IdgenGenerator *gen)
-{
-	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
-
-	for (uint32 i = 0; i < n; i++)
-	{
-		int			ngen = idgen_slot_ngenerators(i);
-
-		for (int s = 0; s < ngen; s++)
-			if (idgen_slot_generator(i, s) == gen)
-				idgen_report_slot(i);
-	}
-	elog(ERROR, "named generator not found");
-}
-
 /*
  * What a call of idgen_next() keeps in fn_extra: the name it was last
  * called with and everything needed to compose an ID, so that the hot path
@@ -511,7 +494,11 @@ idgen_next(PG_FUNCTION_ARGS)
 	if (cache->counter)
 		position = idgen_issue_counter(cache->slot, 1, word);
 	else
+	{
 		position = idgen_issue(idgen_named_generator(cache, shard), &cache->layout);
+		if (unlikely(position == IDGEN_SWITCHED_OFF))
+			idgen_report_slot(cache->slot);
+	}
 	if (unlikely(cache->leased))
 		(void) idgen_issued_node("idgen_next", word);
 	if (cache->counter)
@@ -590,6 +577,8 @@ idgen_next_batch_of(FunctionCallInfo fcinfo, bool sharded)
 	{
 		position = idgen_issue_batch(idgen_named_generator(cache, shard),
 									 &cache->layout, n);
+		if (unlikely(position == IDGEN_SWITCHED_OFF))
+			idgen_report_slot(cache->slot);
 		if (unlikely(cache->leased))
 			(void) idgen_issued_node("idgen_next_batch", word);
 		for (int i = 0; i < n; i++, position++)

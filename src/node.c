@@ -9,7 +9,7 @@
  * valid only before the lease's deadline, which the generators check
  * themselves (idgen_require_node_id).  This file holds the side of it the
  * generators, the registry and the status functions use: the node id, the
- * lease's shared state initialised and named, and the errors of a
+ * lease's shared state named (shmem.c initialises it), and the errors of a
  * generator that has no node id to embed, with the keeper's SQLSTATE they
  * follow (which reservation.c's waits report too).  The protocol with etcd is
  * lease.c's, in the keeper.
@@ -27,27 +27,6 @@
 #include "utils/acl.h"
 
 #include "idgen.h"
-
-void
-idgen_lease_init(IdgenLease *lease)
-{
-	SpinLockInit(&lease->mutex);
-	lease->state = idgen_leases_on && idgen_node_id != -1 ?
-		IDGEN_LEASE_CLAIMING : IDGEN_LEASE_OFF;
-	lease->generation = 0;
-	lease->lease_id = 0;
-	lease->node_id = -1;
-	lease->deadline_ms = 0;
-	lease->recorded_unix_ms = 0;
-	lease->fence_until_ms = 0;
-	lease->since = 0;
-	lease->renewals = 0;
-	lease->holder[0] = '\0';
-	lease->error[0] = '\0';
-	lease->error_config = false;
-	lease->holder_is_self = false;
-	lease->error_at = 0;
-}
 
 const char *
 idgen_lease_state_name(IdgenLeaseState state)

@@ -145,7 +145,7 @@ typedef struct IdgenRegistryRow
 	IdgenCounterOptions options;
 } IdgenRegistryRow;
 
-/* registry.c: the slots, and the keeper's side */
+/* slots.c: the slots in shared memory */
 extern IdgenRegistry *idgen_registry_shm;
 extern IdgenGeneratorPadded *idgen_registry_gens;
 extern IdgenNamedSlot *idgen_registry_slots;
@@ -154,6 +154,8 @@ extern IdgenGenerator *idgen_slot_generator(int i, int32 shard);
 extern int	idgen_slot_ngenerators(int i);
 extern int	idgen_registry_find(const char *name);
 extern void idgen_slot_layout(int i, IdgenLayout *layout);
+
+/* registry.c: the keeper's side */
 extern void idgen_slot_set_state(int i, IdgenSlotState state, const char *message);
 extern bool idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row);
 extern void idgen_counter_raise_floor(int i, uint64 floor);
@@ -162,7 +164,6 @@ extern bool idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now);
 extern void idgen_registry_read_definition(const char *name, IdgenSpec *spec);
 
 /* named.c: the backends' side */
-extern void idgen_named_not_owned(IdgenGenerator *gen);
 IDGEN_NORETURN extern void idgen_report_slot(int i);
 
 /* counterissue.c: issuing counter values, and the pending list */

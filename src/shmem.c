@@ -28,6 +28,64 @@
 
 IdgenShared *idgen_shared = NULL;
 
+/*
+ * The fixed generators, one entry per layout: what visits them all (this
+ * file's initialisation, the keeper's floors, a claimed node id's floor)
+ * walks this table.  Only the instagram shards are ever switched off.
+ */
+const IdgenFixedGenerator idgen_fixed_generators[IDGEN_NFIXED] = {
+	{&idgen_snowflake_layout, offsetof(IdgenShared, snowflake), 1, true},
+	{&idgen_uuidv7_layout, offsetof(IdgenShared, uuidv7), 1, true},
+	{&idgen_flake128_layout, offsetof(IdgenShared, flake128), 1, true},
+	{&idgen_instagram_layout, offsetof(IdgenShared, instagram),
+	IDGEN_INSTAGRAM_NSHARDS, false},
+};
+
+/* Generator i (0 unless the layout has one per shard) of a fixed layout. */
+IdgenGenerator *
+idgen_fixed_generator(const IdgenFixedGenerator *fixed, int i)
+{
+	Assert(i >= 0 && i < fixed->ngenerators);
+	return &((IdgenGeneratorPadded *) ((char *) idgen_shared +
+									   fixed->shared_offset))[i].gen;
+}
+
+/* The node-id lease's state at server start (lease.c runs the protocol). */
+void
+idgen_lease_init(IdgenLease *lease)
+{
+	SpinLockInit(&lease->mutex);
+	lease->state = idgen_leases_on && idgen_node_id != -1 ?
+		IDGEN_LEASE_CLAIMING : IDGEN_LEASE_OFF;
+	lease->generation = 0;
+	lease->lease_id = 0;
+	lease->node_id = -1;
+	lease->deadline_ms = 0;
+	lease->recorded_unix_ms = 0;
+	lease->fence_until_ms = 0;
+	lease->since = 0;
+	lease->renewals = 0;
+	lease->holder[0] = '\0';
+	lease->error[0] = '\0';
+	lease->error_config = false;
+	lease->holder_is_self = false;
+	lease->error_at = 0;
+}
+
+/* A generator's state at server start: nothing issued yet. */
+void
+idgen_generator_init(IdgenGenerator *gen, bool owned)
+{
+	SpinLockInit(&gen->mutex);
+	gen->owned = owned;
+	gen->last = 0;
+	gen->clock_tick = 0;
+	gen->issued = 0;
+	gen->borrowed = 0;
+	gen->waits = 0;
+	gen->regressions = 0;
+}
+
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
@@ -62,12 +120,15 @@ idgen_shmem_startup(void)
 		pg_atomic_init_u64(&idgen_shared->lease_deadline.ms, 0);
 		idgen_lease_init(&idgen_shared->lease);
 		pg_atomic_init_u64(&idgen_shared->issued.ms, 0);
-		idgen_generator_init(&idgen_shared->snowflake.gen, true);
-		idgen_generator_init(&idgen_shared->uuidv7.gen, true);
-		idgen_generator_init(&idgen_shared->flake128.gen, true);
-		for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
-			idgen_generator_init(&idgen_shared->instagram[i].gen,
-								 idgen_owns_shard(i));
+		for (int k = 0; k < IDGEN_NFIXED; k++)
+		{
+			const IdgenFixedGenerator *fixed = &idgen_fixed_generators[k];
+
+			for (int i = 0; i < fixed->ngenerators; i++)
+				idgen_generator_init(idgen_fixed_generator(fixed, i),
+									 fixed->ngenerators == 1 ||
+									 idgen_owns_shard(i));
+		}
 		memset(idgen_shared->shards.floor_pending, 0,
 			   sizeof(idgen_shared->shards.floor_pending));
 		memset(idgen_shared->shards.floor_durable, 0,

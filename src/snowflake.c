@@ -19,15 +19,6 @@
 
 #include "idgen.h"
 
-const IdgenLayout idgen_snowflake_layout = {
-	.name = "snowflake",
-	.funcname = "snowflake_id",
-	.seq_bits = IDGEN_SNOWFLAKE_SEQ_BITS,
-	.tick_limit = IDGEN_SNOWFLAKE_MS_LIMIT,
-	.report_not_owned = idgen_report_never_switched_off,
-	IDGEN_LAYOUT_MS_SINCE_EPOCH,
-};
-
 PG_FUNCTION_INFO_V1(idgen_snowflake_id);
 Datum
 idgen_snowflake_id(PG_FUNCTION_ARGS)
@@ -38,6 +29,8 @@ idgen_snowflake_id(PG_FUNCTION_ARGS)
 
 	word = idgen_require_node_id("snowflake_id");
 	position = idgen_issue(&shared->snowflake.gen, &idgen_snowflake_layout);
+	if (unlikely(position == IDGEN_SWITCHED_OFF))
+		idgen_report_never_switched_off();
 
 	PG_RETURN_INT64(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
 											idgen_issued_node("snowflake_id", word),
@@ -64,6 +57,8 @@ idgen_snowflake_id_batch(PG_FUNCTION_ARGS)
 	ids = palloc(sizeof(Datum) * n);
 	position = idgen_issue_batch(&shared->snowflake.gen,
 								 &idgen_snowflake_layout, n);
+	if (unlikely(position == IDGEN_SWITCHED_OFF))
+		idgen_report_never_switched_off();
 	node = idgen_issued_node("snowflake_id_batch", word);
 	for (int i = 0; i < n; i++, position++)
 		ids[i] = Int64GetDatum(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,

@@ -36,25 +36,6 @@
 
 #include "idgen.h"
 
-/* positions use ms since idgen.epoch, like every generator */
-const IdgenLayout idgen_uuidv7_layout = {
-	.name = "uuidv7",
-	.funcname = "idgen_uuidv7",
-	.seq_bits = IDGEN_UUIDV7_SEQ_BITS,
-	.tick_limit = IDGEN_UUID_MS_LIMIT,
-	.report_not_owned = idgen_report_never_switched_off,
-	IDGEN_LAYOUT_MS_SINCE_EPOCH,
-};
-
-const IdgenLayout idgen_flake128_layout = {
-	.name = "flake128",
-	.funcname = "idgen_flake128",
-	.seq_bits = IDGEN_FLAKE128_SEQ_BITS,
-	.tick_limit = IDGEN_UUID_MS_LIMIT,
-	.report_not_owned = idgen_report_never_switched_off,
-	IDGEN_LAYOUT_MS_SINCE_EPOCH,
-};
-
 /* Store the low "bytes" bytes of value big-endian at out. */
 static inline void
 idgen_put_be(unsigned char *out, uint64 value, int bytes)
@@ -81,6 +62,8 @@ idgen_uuidv7(PG_FUNCTION_ARGS)
 
 	word = idgen_require_node_id("idgen_uuidv7");
 	position = idgen_issue(&shared->uuidv7.gen, &idgen_uuidv7_layout);
+	if (unlikely(position == IDGEN_SWITCHED_OFF))
+		idgen_report_never_switched_off();
 	node = idgen_issued_node("idgen_uuidv7", word);
 	unix_ms = (position >> IDGEN_UUIDV7_SEQ_BITS) + idgen_epoch_unix_ms;
 	counter = position & ((1 << IDGEN_UUIDV7_SEQ_BITS) - 1);
@@ -107,6 +90,8 @@ idgen_flake128(PG_FUNCTION_ARGS)
 
 	word = idgen_require_node_id("idgen_flake128");
 	position = idgen_issue(&shared->flake128.gen, &idgen_flake128_layout);
+	if (unlikely(position == IDGEN_SWITCHED_OFF))
+		idgen_report_never_switched_off();
 	node = idgen_issued_node("idgen_flake128", word);
 
 	idgen_put_be(uuid->data,
