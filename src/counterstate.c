@@ -13,7 +13,8 @@
  * that order by keeper.c).  Where those rows cannot be trusted (the
  * extension re-created, idgen.database changed) the floors file in the
  * data directory bounds what was handed out (idgen_registry_load_counters).
- * Keeper only; the slots are registry.c's, the backends' side named.c's.
+ * Keeper only; the slots are slots.c's and registry.c's, the backends' side
+ * (issuing, and waiting for the keeper) counterissue.c's.
  *
  * IDENTIFICATION
  *	  src/counterstate.c

@@ -329,7 +329,7 @@ idgen_refuse_pre_release(FunctionCallInfo fcinfo)
 			 errmsg("function %s was defined by a build of idgen 1.1 from before its release",
 					format_procedure(fcinfo->flinfo->fn_oid)),
 			 errdetail("Its arguments are in another order in idgen 1.1."),
-			 errhint("As a superuser, drop and re-create the extension idgen, and check the order of the arguments in its callers.")));
+			 errhint("As a superuser, drop and re-create the extension idgen, and check the order of the arguments in its callers. Dropping it drops the named generators' definitions and grants: list them first (the view idgen_generator_status and the table idgen_generator_grant), then create and grant them again.")));
 }
 
 /*

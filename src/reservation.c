@@ -133,7 +133,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 		latch = keeper->latch;
 		strlcpy(message, keeper->message, sizeof(message));
 		SpinLockRelease(&keeper->mutex);
-	
+
 		if (state == IDGEN_KEEPER_EPOCH_CHANGED)
 		{
 			ConditionVariableCancelSleep();
@@ -221,7 +221,7 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 		strlcpy(message, keeper->message, sizeof(message));
 		strlcpy(floor_message, keeper->floor_message, sizeof(floor_message));
 		SpinLockRelease(&keeper->mutex);
-	
+
 		if (done)
 			break;
 		if (floor_message[0] != '\0')
