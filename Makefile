@@ -9,6 +9,7 @@ OBJS = \
 	src/fixed.o \
 	src/generator.o \
 	src/keeper.o \
+	src/shardfloors.o \
 	src/reservation.o \
 	src/storage.o \
 	src/snowflake.o \
@@ -66,5 +67,8 @@ include $(PGXS)
 $(OBJS): src/idgen.h src/compat.h
 src/etcd.o src/lease.o src/leasekeys.o: src/etcd.h
 src/lease.o src/leasekeys.o: src/lease.h
-src/keeper.o src/storage.o: src/storage.h
-src/registry.o src/named.o src/definitions.o src/counterstate.o src/counterissue.o: src/registry.h
+src/keeper.o src/shardfloors.o src/storage.o src/registry.o src/named.o \
+	src/definitions.o src/counterstate.o: src/storage.h
+src/keeper.o src/shardfloors.o: src/shardfloors.h
+src/slots.o src/registry.o src/named.o src/definitions.o src/counterstate.o \
+	src/counterissue.o: src/registry.h

@@ -50,6 +50,9 @@
  * up what is already reserved, then fail with 55000 naming the problem:
  * never do they fall back to the bare clock.
  *
+ * Shard floors and releases.  shardfloors.c writes and reads them; this
+ * loop decides when, and owns the transaction they are written in.
+ *
  * Locking.  The keeper's state and messages and the shard control are
  * under IdgenKeeper.mutex, held for a few instructions; hwm_ms, want_ms
  * and floors_pending are atomics (only the keeper writes hwm_ms, once the
@@ -89,6 +92,7 @@
 
 #include "idgen.h"
 #include "storage.h"
+#include "shardfloors.h"
 
 /* background worker entry point, looked up by name */
 PGDLLEXPORT void idgen_keeper_main(Datum main_arg);
@@ -111,7 +115,6 @@ static uint32 wait_event_main = 0;
 
 static void idgen_keeper_reserve_to(int64 target_ms);
 static void idgen_keeper_note_durable(int64 unix_ms);
-static void idgen_keeper_apply_shard(int32 shard);
 
 /* how often the keeper re-reads its durable state */
 #define IDGEN_KEEPER_CHECK_MS 2000
@@ -289,133 +292,6 @@ idgen_keeper_commit_durably(const char *what)
 	}
 }
 
-/* ---- the worker: shard floors read back ---- */
-
-/*
- * The table of shard floors this keeper last read or wrote: another OID
- * means the extension was dropped and re-created in idgen.database while
- * shared memory lived, and took the durable floors and releases with it.
- */
-static Oid	keeper_floors_relid = InvalidOid;
-
-/*
- * Make every floor and release this shared memory holds durable again in
- * table relid, if the table is not the one they were written to: one that
- * is only in memory would be lost at the next restart, and its shard would
- * issue below its floor, or issue again after its release.  Marks them
- * pending; idgen_keeper_persist_floors() writes them.
- */
-static void
-idgen_keeper_recheck_floors(Oid relid)
-{
-	IdgenKeeper *keeper = KEEPER(idgen_shared);
-	IdgenShardControl *sc = &idgen_shared->shards;
-	uint64	   *floors;
-	bool	   *released;
-	int64		last_event;
-	bool		missing = false;
-
-	if (relid == keeper_floors_relid)
-		return;
-	floors = palloc0(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
-	released = palloc0(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
-	idgen_keeper_read_floors(relid, floors, released, &last_event);
-
-	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
-	{
-		SpinLockAcquire(&keeper->mutex);
-		if (sc->floor_durable[i] > floors[i])
-		{
-			/* floor_pending >= the old floor_durable: rewritten from it */
-			sc->floor_durable[i] = floors[i];
-			missing = true;
-		}
-		if (sc->released[i] != released[i] &&
-			sc->release_pending[i] == IDGEN_RELEASE_KEEP)
-		{
-			sc->release_pending[i] = sc->released[i] ?
-				IDGEN_RELEASE_RELEASE : IDGEN_RELEASE_TAKE_BACK;
-			missing = true;
-		}
-		SpinLockRelease(&keeper->mutex);
-	}
-	SpinLockAcquire(&keeper->mutex);
-	sc->last_event = Max(sc->last_event, last_event);
-	SpinLockRelease(&keeper->mutex);
-	if (missing)
-	{
-		ereport(LOG,
-				(errmsg("idgen keeper: restoring shard floors and releases in database \"%s\"",
-						idgen_database)));
-		pg_atomic_write_u32(&keeper->floors_pending, 1);
-	}
-	keeper_floors_relid = relid;
-}
-
-/*
- * Take the shard floors and releases of table relid into shared memory: a
- * higher floor raises the shard's generator, and a shard whose latest
- * event there is a release is switched off.  Never the other way: a floor
- * is never lowered nor a release undone here.  When shared memory is new
- * (restored false), this runs before any reservation is published, so a
- * released shard is off before it could issue, whatever idgen.shards says.
- * While shared memory lives (restored true), rows of this keeper's own
- * table can only come from a restore (pg_dump carries the table) or by
- * hand: a release is then taken only if no change of this server's own is
- * pending (that one is newer), and what is taken is logged.
- */
-static void
-idgen_keeper_take_floors(Oid relid, bool restored)
-{
-	IdgenKeeper *keeper = KEEPER(idgen_shared);
-	IdgenShardControl *sc = &idgen_shared->shards;
-	uint64	   *floors = palloc0(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
-	bool	   *released = palloc0(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
-	int64		last_event;
-	int			taken = 0;
-
-	idgen_keeper_read_floors(relid, floors, released, &last_event);
-	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
-	{
-		IdgenGenerator *gen = &idgen_shared->instagram[i].gen;
-		bool		raise = false;
-		bool		release = false;
-
-		SpinLockAcquire(&keeper->mutex);
-		if (floors[i] > sc->floor_durable[i])
-		{
-			sc->floor_durable[i] = floors[i];
-			sc->floor_pending[i] = Max(sc->floor_pending[i], floors[i]);
-			raise = true;
-		}
-		if (released[i] && !sc->released[i] &&
-			(!restored || sc->release_pending[i] == IDGEN_RELEASE_KEEP))
-		{
-			sc->released[i] = true;
-			release = true;
-		}
-		SpinLockRelease(&keeper->mutex);
-
-		if (raise)
-			idgen_raise_position(gen, floors[i]);
-		if (release)
-		{
-			SpinLockAcquire(&gen->mutex);
-			gen->owned = false;
-			SpinLockRelease(&gen->mutex);
-		}
-		if (raise || release)
-			taken++;
-	}
-	SpinLockAcquire(&keeper->mutex);
-	sc->last_event = Max(sc->last_event, last_event);
-	SpinLockRelease(&keeper->mutex);
-	if (restored && taken > 0)
-		ereport(LOG,
-				(errmsg("idgen keeper: took restored floors or releases of %d shards from idgen_shard_floor in database \"%s\"",
-						taken, idgen_database)));
-}
-
 /* ---- the worker: loading, reserving, floors ---- */
 
 /*
@@ -489,10 +365,7 @@ idgen_keeper_load(void)
 			}
 		}
 		if (OidIsValid(objs.floors))
-		{
-			idgen_keeper_take_floors(objs.floors, false);
-			keeper_floors_relid = objs.floors;
-		}
+			idgen_keeper_floors_at_start(objs.floors);
 		idgen_registry_set_floor(floor_unix_ms);
 	}
 	else if (!have_epoch)
@@ -502,12 +375,7 @@ idgen_keeper_load(void)
 		wrote = true;
 	}
 	if (published > 0 && OidIsValid(objs.floors))
-	{
-		if (objs.floors == keeper_floors_relid)
-			idgen_keeper_take_floors(objs.floors, true);
-		else
-			idgen_keeper_recheck_floors(objs.floors);
-	}
+		idgen_keeper_floors_while_running(objs.floors);
 
 	/*
 	 * An epoch record never becomes durable alone: a start that found it
@@ -651,112 +519,28 @@ idgen_keeper_reserve_to(int64 target_ms)
 }
 
 /*
- * Commit the shard floors and releases that instagram_id_advance() and
- * instagram_id_release() asked for, then tell the waiting callers.  Each
- * shard that needs either gets one row: its floor, whether it is released
- * after this change, and the next event number.  Rows are only added.
+ * Make the shard floors and releases that instagram_id_advance() and
+ * instagram_id_release() asked for durable, in one commit, then tell the
+ * waiting callers (shardfloors.c).
  */
 static void
 idgen_keeper_persist_floors(void)
 {
-	IdgenKeeper *keeper = KEEPER(idgen_shared);
-	IdgenShardControl *sc = &idgen_shared->shards;
 	IdgenKeeperObjects objs;
-	int32	   *shards;
-	uint64	   *positions;
-	uint8	   *changes;
-	bool	   *released;
-	int64		event;
-	int			n = 0;
-	Relation	rel;
 
-	if (pg_atomic_exchange_u32(&keeper->floors_pending, 0) == 0)
+	if (idgen_shard_floors_plan() == 0)
 		return;
-
-	shards = palloc(sizeof(int32) * IDGEN_INSTAGRAM_NSHARDS);
-	positions = palloc(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
-	changes = palloc(sizeof(uint8) * IDGEN_INSTAGRAM_NSHARDS);
-	released = palloc(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
-	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
-	{
-		uint8		change;
-
-		SpinLockAcquire(&keeper->mutex);
-		change = sc->release_pending[i];
-		if (sc->floor_pending[i] > sc->floor_durable[i] ||
-			change != IDGEN_RELEASE_KEEP)
-		{
-			shards[n] = i;
-			positions[n] = Max(sc->floor_pending[i], sc->floor_durable[i]);
-			changes[n] = change;
-			released[n++] = change == IDGEN_RELEASE_KEEP ? sc->released[i] :
-				change == IDGEN_RELEASE_RELEASE;
-		}
-		SpinLockRelease(&keeper->mutex);
-	}
-	SpinLockAcquire(&keeper->mutex);
-	event = sc->last_event;
-	SpinLockRelease(&keeper->mutex);
-	if (n == 0)
-		return;
-
 	idgen_keeper_begin("idgen keeper: recording shard floors");
 	idgen_keeper_find_objects(&objs);
 	if (!OidIsValid(objs.floors))
 	{
 		idgen_keeper_commit();
-		SpinLockAcquire(&keeper->mutex);
-		snprintf(keeper->floor_message, sizeof(keeper->floor_message),
-				 "Database \"%s\" has idgen 1.0, which has no table for shard floors; run ALTER EXTENSION idgen UPDATE there",
-				 idgen_database);
-		SpinLockRelease(&keeper->mutex);
-		ConditionVariableBroadcast(&keeper->cv);
+		idgen_shard_floors_no_table();
 		return;
 	}
-	/*
-	 * A table other than the one the floors were written to: the extension
-	 * was re-created.  Mark everything it lacks for the next round first,
-	 * so that writing these rows cannot make it look complete.
-	 */
-	if (objs.floors != keeper_floors_relid)
-		idgen_keeper_recheck_floors(objs.floors);
-	rel = idgen_keeper_open_floors(objs.floors, RowExclusiveLock);
-	for (int i = 0; i < n; i++)
-	{
-		Datum		values[IDGEN_FLOOR_NCOLUMNS];
-		bool		nulls[IDGEN_FLOOR_NCOLUMNS] = {false, false, false, false};
-
-		values[0] = Int32GetDatum(shards[i]);
-		values[1] = Int64GetDatum(idgen_instagram_id_at(positions[i], shards[i]));
-		values[2] = BoolGetDatum(released[i]);
-		values[3] = Int64GetDatum(event + 1 + i);
-		simple_heap_insert(rel, heap_form_tuple(RelationGetDescr(rel),
-												values, nulls));
-	}
-	table_close(rel, RowExclusiveLock);
+	idgen_shard_floors_write(objs.floors);
 	idgen_keeper_commit_durably("a shard floor");
-
-	for (int i = 0; i < n; i++)
-	{
-		int32		shard = shards[i];
-
-		SpinLockAcquire(&keeper->mutex);
-		sc->floor_durable[shard] = Max(sc->floor_durable[shard], positions[i]);
-		sc->released[shard] = released[i];
-		/* a change asked for while we wrote waits for the next round */
-		if (sc->release_pending[shard] == changes[i])
-			sc->release_pending[shard] = IDGEN_RELEASE_KEEP;
-		SpinLockRelease(&keeper->mutex);
-	}
-	SpinLockAcquire(&keeper->mutex);
-	sc->last_event = Max(sc->last_event, event + n);
-	SpinLockRelease(&keeper->mutex);
-
-	/* a shard taken back issues again if idgen.shards lists it */
-	for (int i = 0; i < n; i++)
-		if (changes[i] == IDGEN_RELEASE_TAKE_BACK)
-			idgen_keeper_apply_shard(shards[i]);
-	ConditionVariableBroadcast(&keeper->cv);
+	idgen_shard_floors_publish();
 }
 
 /*
@@ -781,59 +565,6 @@ idgen_keeper_extend_counters(void)
 	idgen_keeper_commit_durably("a counter reservation");
 	idgen_registry_publish_counters();
 	ConditionVariableBroadcast(&KEEPER(idgen_shared)->cv);
-}
-
-/*
- * Set one shard generator's "owned" flag from idgen.shards as the keeper
- * read it and from its durable release, and note the setting as applied.
- * Keeper only.
- */
-static void
-idgen_keeper_apply_shard(int32 shard)
-{
-	IdgenKeeper *keeper = KEEPER(idgen_shared);
-	IdgenShardControl *sc = &idgen_shared->shards;
-	IdgenGenerator *gen = &idgen_shared->instagram[shard].gen;
-	uint8	   *applied = sc->applied;
-	bool		listed = idgen_owns_shard(shard);
-	bool		released;
-
-	/* a release being made durable counts already */
-	SpinLockAcquire(&keeper->mutex);
-	released = sc->released[shard] ||
-		sc->release_pending[shard] == IDGEN_RELEASE_RELEASE;
-	SpinLockRelease(&keeper->mutex);
-
-	SpinLockAcquire(&gen->mutex);
-	gen->owned = listed && !released;
-	SpinLockRelease(&gen->mutex);
-	if (listed)
-		applied[shard >> 3] |= (uint8) (1 << (shard & 7));
-	else
-		applied[shard >> 3] &= (uint8) ~(1 << (shard & 7));
-}
-
-/*
- * Copy changes of idgen.shards (as this process last read it) into the
- * generators' owned flags.  Only shards whose setting changed since the
- * last copy are touched, so a shard released with instagram_id_release()
- * stays released until its setting changes.
- */
-static void
-idgen_keeper_apply_shards(void)
-{
-	uint8	   *applied = idgen_shared->shards.applied;
-
-	for (int byte = 0; byte < IDGEN_INSTAGRAM_NSHARDS / 8; byte++)
-	{
-		uint8		changed = applied[byte] ^ idgen_owned_shards[byte];
-
-		if (changed == 0)
-			continue;
-		for (int bit = 0; bit < 8; bit++)
-			if ((changed >> bit) & 1)
-				idgen_keeper_apply_shard(byte * 8 + bit);
-	}
 }
 
 /*
