@@ -1,19 +1,23 @@
 /*-------------------------------------------------------------------------
  *
  * counterissue.c
- *	  Issuing the values of counter generators.
+ *	  Counter values taken ahead of the durable reservation, and the waits
+ *	  at a statement's end and at commit that make them durable.
  *
- * A counter hands out values below its durable reservation at once; a few
- * beyond it (within idgen_counter_lead(), counter.c) at once but pending
- * the end of the statement that took them, which waits until the keeper
- * has made them durable or fails; further only after waiting for the
- * keeper.  The pending values of this session are a backend-local list
- * that the statement's end (idgen.c's executor hooks) and the commit
- * (definitions.c's transaction callback) wait for.
+ * The engine issues a counter's values (idgen_issue_counter_values,
+ * generator.c): below its durable reservation at once; a few beyond it
+ * (within idgen_counter_lead(), counter.c) at once but pending the end of
+ * the statement that took them, when this file decides they may be taken
+ * ahead; further only after waiting for the keeper.  The pending values of
+ * this session are a backend-local list that the statement's end (idgen.c's
+ * executor hooks) and the commit (definitions.c's transaction callback)
+ * wait for, on the keeper's condition variable like every wait for it
+ * (reservation.c), or fail closed.
  *
- * Uses the slots through registry.h (registry.c).  Of the shared state it
- * writes only a counter slot's generator (under its spinlock) and its want
- * and wake words (atomics); the keeper publishes counter_reserved.
+ * Of the shared state it reads a counter slot's reservation, floor epoch
+ * and state, and writes only its want word (through reservation.c) and its
+ * generator's wait count (under its spinlock); the keeper publishes
+ * counter_reserved.
  *
  * IDENTIFICATION
  *	  src/counterissue.c
@@ -25,37 +29,13 @@
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "storage/latch.h"
+#include "storage/condition_variable.h"
 #include "storage/spin.h"
 #include "tcop/pquery.h"
 #include "utils/memutils.h"
 
 #include "idgen.h"
 #include "registry.h"
-
-/*
- * A caller took values beyond slot->counter_wake: fewer than the refill
- * remain.  The first to claim the mark wakes the keeper, once per
- * reservation; a mark the keeper moved meanwhile is looked at again.
- */
-static pg_noinline void
-idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
-{
-	uint64		wake = pg_atomic_read_u64(&slot->counter_wake);
-
-	while (need > wake && wake != PG_UINT64_MAX)
-	{
-		if (pg_atomic_compare_exchange_u64(&slot->counter_wake, &wake,
-										   PG_UINT64_MAX))
-		{
-			Latch	   *latch = idgen_keeper_latch();
-
-			if (latch != NULL)
-				SetLatch(latch);
-			return;
-		}
-	}
-}
 
 /*
  * Values this session took beyond the durable reservation of counter
@@ -179,34 +159,6 @@ idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 }
 
 /*
- * One turn of waiting until the keeper has reserved the counter's local
- * values below "need": ask for them (counter_want), wake the keeper, sleep
- * for at most 1 ms.  False, without sleeping, once the deadline (monotonic
- * ms) has passed.  Shared by callers that outran the lead and commits.
- */
-static bool
-idgen_counter_wait_turn(IdgenNamedSlot *slot, uint64 need, int64 deadline,
-						const char *event, uint32 *wait_event)
-{
-	uint64		want = pg_atomic_read_u64(&slot->counter_want);
-	Latch	   *latch = idgen_keeper_latch();
-	int64		remaining = deadline - idgen_clock_monotonic_ms();
-
-	while (want < need &&
-		   !pg_atomic_compare_exchange_u64(&slot->counter_want, &want, need))
-		;
-	if (remaining <= 0)
-		return false;
-	if (latch != NULL)
-		SetLatch(latch);
-	CHECK_FOR_INTERRUPTS();
-	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 Min(remaining, 1), idgen_wait_event(event, wait_event));
-	ResetLatch(MyLatch);
-	return true;
-}
-
-/*
  * At the end of a statement, or before this transaction (or parallel
  * worker) commits or prepares: wait until the keeper has made durable
  * every value it took beyond a counter's reservation, or fail closed
@@ -239,12 +191,14 @@ idgen_counter_pending_wait(bool at_commit)
 										   "the counter was dropped or refused meanwhile");
 			if (deadline == 0)
 				deadline = idgen_reservation_deadline();
-			if (!idgen_counter_wait_turn(slot, need, deadline,
-										 "IdgenCounterDurable", &wait_event))
+			if (!idgen_keeper_wait_counter(slot, need, deadline,
+										   "IdgenCounterDurable", &wait_event))
 				idgen_counter_pending_refused(slot, at_commit, true,
 											  "the keeper has not reserved them within idgen.max_wait");
 			waited = true;
 		}
+		if (waited)
+			ConditionVariableCancelSleep();
 		pg_read_barrier();		/* the epoch and word after the reservation */
 		if (pg_atomic_read_u32(&slot->counter_floor_epoch) != counter_pending[p].epoch)
 			idgen_counter_pending_doom(p, at_commit,
@@ -285,104 +239,39 @@ idgen_counter_statement_end(void)
 
 /*
  * Hand out "count" consecutive local counter values of a counter
- * generator; returns the first.  Below the durable reservation at once;
- * beyond it, within idgen_counter_lead(), at once but pending the end of
- * this statement (counter.c); further, after waiting for the
- * keeper.  Under the generator's lock only a few comparisons: waits for
- * the keeper (bounded, then 55000) and the error for an exhausted counter
- * (22003) happen outside it.
+ * generator (slot i); returns the first.  The engine issues them
+ * (idgen_issue_counter_values, generator.c): below the durable
+ * reservation at once; beyond it, within idgen_counter_lead(), at once but
+ * pending the end of this statement, which this file then waits for;
+ * further, after waiting for the keeper.  Taking values ahead needs a
+ * statement to wait at its end (a portal) and no commit under way: the
+ * engine asks first (IDGEN_COUNTER_MAY_LEAD), so that a session that never
+ * outruns the reservation never sets up the list and the callbacks.
  */
 uint64
 idgen_issue_counter(int i, uint64 count, uint32 word)
 {
-	IdgenNamedSlot *slot = &idgen_registry_slots[i];
-	IdgenGenerator *gen = &idgen_registry_gens[i].gen;
-	int64		deadline = 0;
-	bool		waited = false;
-	bool		may_lead = false;
-	static uint32 wait_event = 0;
+	IdgenCounterAhead ahead = {false, 0, 0};
+	uint64		first;
 
-	for (;;)
+	first = idgen_issue_counter_values(i, count, IDGEN_LEAD_ASK, &ahead);
+	if (unlikely(first == IDGEN_COUNTER_MAY_LEAD))
 	{
-		uint64		reserved = pg_atomic_read_u64(&slot->counter_reserved);
-		uint32		epoch = 0;
-		uint64		first;
-		uint64		need;
-
-		/* only a call taking values ahead needs the epoch (read before) */
-		if (unlikely(may_lead))
-		{
-			epoch = pg_atomic_read_u32(&slot->counter_floor_epoch);
-			pg_read_barrier();	/* a floor raised before the new epoch */
-		}
-		SpinLockAcquire(&gen->mutex);
-		if (unlikely(!gen->owned))
-		{
-			SpinLockRelease(&gen->mutex);
-			idgen_report_slot(i);
-		}
-		first = gen->last;
-		need = first + count;
-		if (likely(need <= reserved && need <= (uint64) slot->spec.tick_limit))
-		{
-			gen->last = need;
-			gen->issued += count;
-			if (unlikely(waited))
-				gen->waits++;
-			SpinLockRelease(&gen->mutex);
-			if (unlikely(need > pg_atomic_read_u64(&slot->counter_wake)))
-				idgen_counter_wake_keeper(slot, need);
-			return first;
-		}
-
-		/*
-		 * Beyond the reservation, once the keeper has published one in
-		 * this shared memory (so "last" stands above every floor it
-		 * loaded): within the lead, pending this statement's end.
-		 */
-		if (may_lead && reserved > 0 && need <= (uint64) slot->spec.tick_limit &&
-			need - reserved <= idgen_counter_lead(&slot->spec))
-		{
-			gen->last = need;
-			gen->issued += count;
-			SpinLockRelease(&gen->mutex);
-			idgen_counter_pending_note(i, need, word, epoch);
-			if (need > pg_atomic_read_u64(&slot->counter_wake))
-				idgen_counter_wake_keeper(slot, need);
-			return first;
-		}
-		SpinLockRelease(&gen->mutex);
-
-		if (need > (uint64) slot->spec.tick_limit)
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("counter generator \"%s\" is exhausted", slot->name),
-					 errdetail("Its %d-bit seq field holds no further value of this server's stripes.",
-							   slot->spec.fields[slot->spec.seq_field].bits),
-					 errhint("Define a generator with a wider seq field under a new name.")));
-
-		/* outran the reservation: take the lead, or ask the keeper and wait */
-		idgen_refuse_in_recovery("idgen_next");
-		if (!may_lead && idgen_counter_lead_on && !idgen_counter_committing &&
+		if (idgen_counter_lead_on && !idgen_counter_committing &&
 			ActivePortal != NULL)
 		{
 			if (counter_pending == NULL)
 				counter_pending = MemoryContextAlloc(TopMemoryContext,
 													 sizeof(IdgenCounterPending) * idgen_max_generators);
 			idgen_registry_register_callbacks();
-			may_lead = true;
-			continue;
+			first = idgen_issue_counter_values(i, count, IDGEN_LEAD_TAKE, &ahead);
 		}
-		if (deadline == 0)
-			deadline = idgen_reservation_deadline();
-		if (!idgen_counter_wait_turn(slot, need, deadline,
-									 "IdgenReservation", &wait_event))
-			ereport(ERROR,
-					(errcode(idgen_keeper_errcode()),
-					 errmsg("no durable reservation is available for counter generator \"%s\"",
-							slot->name),
-					 errdetail("The idgen keeper has not extended it; idgen_status() says why."),
-					 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
-		waited = true;
+		else
+			first = idgen_issue_counter_values(i, count, IDGEN_LEAD_NEVER, &ahead);
 	}
+	if (unlikely(first == IDGEN_SWITCHED_OFF))
+		idgen_report_slot(i);
+	if (unlikely(ahead.taken))
+		idgen_counter_pending_note(i, ahead.need, word, ahead.epoch);
+	return first;
 }

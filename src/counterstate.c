@@ -550,7 +550,7 @@ idgen_registry_publish_counters(void)
 			;
 		old = Max(old, plan->reserved);
 		pg_atomic_write_u64(&slot->counter_wake, old - Min(old, refill));
-		/* a commit waiting for these values wakes on its latch poll */
+		/* the keeper broadcasts its condition variable once they are out */
 	}
 	counter_plan_n = 0;
 }

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * generator.c
- *	  The issuing path shared by the snowflake and instagram layouts.
+ *	  The engine: the one issuing path of every generator, with a rule for
+ *	  time layouts and one for counters.
  *
  * A generator's state is its last issued "position", (tick << seq_bits) |
  * seq (see idgen.h); a tick is a millisecond for the fixed layouts, a unit
@@ -55,10 +56,12 @@
 #include "common/int.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "utils/timestamp.h"
 
 #include "idgen.h"
+#include "registry.h"
 
 /* see the header comment */
 #define IDGEN_MIN_RESERVATION_WAIT_MS 1000
@@ -534,6 +537,149 @@ idgen_issue_batch(IdgenGenerator *gen, const IdgenLayout *layout,
 							   &position, &gap_ms) == IDGEN_ISSUED))
 		return position;
 	return idgen_issue_slow(gen, layout, count);
+}
+
+/* ---- the counter rule ---- */
+
+/*
+ * A caller took values beyond slot->counter_wake: fewer than the refill
+ * remain.  The first to claim the mark wakes the keeper, once per
+ * reservation; a mark the keeper moved meanwhile is looked at again.
+ */
+static pg_noinline void
+idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
+{
+	uint64		wake = pg_atomic_read_u64(&slot->counter_wake);
+
+	while (need > wake && wake != PG_UINT64_MAX)
+	{
+		if (pg_atomic_compare_exchange_u64(&slot->counter_wake, &wake,
+										   PG_UINT64_MAX))
+		{
+			Latch	   *latch = idgen_keeper_latch();
+
+			if (latch != NULL)
+				SetLatch(latch);
+			return;
+		}
+	}
+}
+
+/*
+ * Issue "count" consecutive local values of the counter generator in slot
+ * i; returns the first.  A counter has no clock: its state "last" is the
+ * next value to hand out, and the keeper's durable reservation for it is
+ * counter_reserved, an exclusive bound.  Below it, at once.  Beyond it:
+ * with IDGEN_LEAD_ASK, IDGEN_COUNTER_MAY_LEAD, for the caller to decide
+ * whether values may be taken ahead (it must then wait for them at the end
+ * of the statement, counterissue.c); with IDGEN_LEAD_TAKE, within
+ * idgen_counter_lead() at once, noted in *ahead; otherwise, or further,
+ * after waiting for the keeper, bounded, then failing closed.  Like the
+ * time rule: under the generator's lock only a few comparisons, a
+ * generator switched off here is IDGEN_SWITCHED_OFF for the caller to
+ * report, a standby refuses, and no value is issued that the keeper has
+ * not reserved or the statement will not wait for.  An exhausted counter
+ * is 22003.
+ */
+uint64
+idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
+						   IdgenCounterAhead *ahead)
+{
+	IdgenNamedSlot *slot = &idgen_registry_slots[i];
+	IdgenGenerator *gen = &idgen_registry_gens[i].gen;
+	int64		deadline = 0;
+	bool		waited = false;
+	static uint32 wait_event = 0;
+
+	for (;;)
+	{
+		uint64		reserved = pg_atomic_read_u64(&slot->counter_reserved);
+		uint32		epoch = 0;
+		uint64		first;
+		uint64		need;
+
+		/* only a call taking values ahead needs the epoch (read before) */
+		if (unlikely(lead == IDGEN_LEAD_TAKE))
+		{
+			epoch = pg_atomic_read_u32(&slot->counter_floor_epoch);
+			pg_read_barrier();	/* a floor raised before the new epoch */
+		}
+		SpinLockAcquire(&gen->mutex);
+		if (unlikely(!gen->owned))
+		{
+			SpinLockRelease(&gen->mutex);
+			if (waited)
+				ConditionVariableCancelSleep();
+			return IDGEN_SWITCHED_OFF;
+		}
+		first = gen->last;
+		need = first + count;
+		if (likely(need <= reserved && need <= (uint64) slot->spec.tick_limit))
+		{
+			gen->last = need;
+			gen->issued += count;
+			if (unlikely(waited))
+				gen->waits++;
+			SpinLockRelease(&gen->mutex);
+			if (unlikely(waited))
+				ConditionVariableCancelSleep();
+			if (unlikely(need > pg_atomic_read_u64(&slot->counter_wake)))
+				idgen_counter_wake_keeper(slot, need);
+			return first;
+		}
+
+		/*
+		 * Beyond the reservation, once the keeper has published one in
+		 * this shared memory (so "last" stands above every floor it
+		 * loaded): within the lead, pending this statement's end.
+		 */
+		if (lead == IDGEN_LEAD_TAKE && reserved > 0 &&
+			need <= (uint64) slot->spec.tick_limit &&
+			need - reserved <= idgen_counter_lead(&slot->spec))
+		{
+			gen->last = need;
+			gen->issued += count;
+			SpinLockRelease(&gen->mutex);
+			if (waited)
+				ConditionVariableCancelSleep();
+			ahead->taken = true;
+			ahead->need = need;
+			ahead->epoch = epoch;
+			if (need > pg_atomic_read_u64(&slot->counter_wake))
+				idgen_counter_wake_keeper(slot, need);
+			return first;
+		}
+		SpinLockRelease(&gen->mutex);
+
+		if (need > (uint64) slot->spec.tick_limit)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("counter generator \"%s\" is exhausted", slot->name),
+					 errdetail("Its %d-bit seq field holds no further value of this server's stripes.",
+							   slot->spec.fields[slot->spec.seq_field].bits),
+					 errhint("Define a generator with a wider seq field under a new name.")));
+
+		/* outran the reservation: may the caller take the lead? */
+		idgen_refuse_in_recovery("idgen_next");
+		if (lead == IDGEN_LEAD_ASK)
+			return IDGEN_COUNTER_MAY_LEAD;
+
+		/* no (or beyond it): ask the keeper, and wait */
+		if (deadline == 0)
+			deadline = idgen_reservation_deadline();
+		if (!idgen_keeper_wait_counter(slot, need, deadline,
+									   "IdgenReservation", &wait_event))
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(idgen_keeper_errcode()),
+					 errmsg("no durable reservation is available for counter generator \"%s\"",
+							slot->name),
+					 errdetail("The idgen keeper has not extended it; idgen_status() says why."),
+					 errhint("idgen hands out no counter value that is not durably reserved. Check the server log for the \"idgen keeper\" background worker.")));
+		}
+		waited = true;
+	}
 }
 
 /* A batch size must be 1..IDGEN_MAX_BATCH (22003 otherwise). */

@@ -171,6 +171,37 @@ extern int	idgen_counter_pending_n;
 extern bool idgen_counter_committing;
 
 extern uint64 idgen_issue_counter(int i, uint64 count, uint32 word);
+
+/* reservation.c: one turn of a wait for a counter's reservation */
+extern bool idgen_keeper_wait_counter(IdgenNamedSlot *slot, uint64 need,
+									  int64 deadline, const char *event,
+									  uint32 *wait_event);
+
+/*
+ * generator.c: the engine's counter rule.  IDGEN_LEAD_ASK returns
+ * IDGEN_COUNTER_MAY_LEAD where values beyond the reservation could be
+ * taken ahead; IDGEN_LEAD_TAKE takes them within the lead and says so in
+ * *ahead; IDGEN_LEAD_NEVER waits for the keeper instead.
+ */
+typedef enum IdgenLeadMode
+{
+	IDGEN_LEAD_ASK,
+	IDGEN_LEAD_TAKE,
+	IDGEN_LEAD_NEVER
+} IdgenLeadMode;
+
+typedef struct IdgenCounterAhead
+{
+	bool		taken;			/* the values lie beyond the reservation */
+	uint64		need;			/* the reservation must reach this */
+	uint32		epoch;			/* counter_floor_epoch before they were taken */
+} IdgenCounterAhead;
+
+/* not a value: every counter's values lie below 2^63, like positions */
+#define IDGEN_COUNTER_MAY_LEAD (PG_UINT64_MAX - 1)
+
+extern uint64 idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
+										 IdgenCounterAhead *ahead);
 extern void idgen_counter_pending_forget_doomed(void);
 extern void idgen_counter_pending_wait(bool at_commit);
 

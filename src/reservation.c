@@ -8,8 +8,9 @@
  * latch and sleeps on IdgenKeeper.cv until the keeper has made a
  * reservation beyond it durable, or until its deadline, when it fails with
  * the SQLSTATE the keeper's state gives (node.c).  The shard floors and
- * releases of instagram_id_advance() and instagram_id_release() are waited
- * for the same way.  A lookup of a named generator that waits for the
+ * releases of instagram_id_advance() and instagram_id_release(), and a
+ * counter generator's reservation (counter_want, counter_reserved), are
+ * waited for on the same condition variable.  A lookup of a named generator that waits for the
  * keeper to load its definition (named.c) uses the keeper's latch and the
  * error from here.  keeper.c, the worker, is the other side: it publishes,
  * and broadcasts on the condition variable after each change.
@@ -33,6 +34,7 @@
 #include "storage/spin.h"
 
 #include "idgen.h"
+#include "registry.h"
 
 #define KEEPER(s) (&(s)->keeper.keeper)
 
@@ -175,6 +177,55 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 		keeper->waits++;
 		SpinLockRelease(&keeper->mutex);
 	}
+}
+
+/*
+ * One turn of a wait for the keeper, for a caller that has posted what it
+ * needs and checks for it itself: wake the keeper, and
+ * sleep on its condition variable, which it broadcasts after each change,
+ * for at most 100 ms.  False, without sleeping, once the deadline (on
+ * idgen_clock_monotonic_ms()'s scale) has passed.  The first turn only
+ * enters the condition variable's wait list and returns at once, so that
+ * a broadcast between the caller's check and the next turn is not lost;
+ * the caller ends its loop with ConditionVariableCancelSleep().
+ */
+static bool
+idgen_keeper_sleep(int64 deadline, const char *event, uint32 *wait_event)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	int64		remaining_ms = deadline - idgen_clock_monotonic_ms();
+	Latch	   *latch;
+
+	if (remaining_ms <= 0)
+		return false;
+	latch = idgen_keeper_latch();
+	if (latch != NULL)
+		SetLatch(latch);
+	(void) ConditionVariableTimedSleep(&keeper->cv, Min(remaining_ms, 100),
+									   idgen_wait_event(event, wait_event));
+	return true;
+}
+
+/*
+ * One turn of waiting until the keeper has reserved a counter's local
+ * values below "need": ask for them (counter_want), then wake the keeper
+ * and sleep on its condition variable, which it broadcasts once it has
+ * published them.  False, without sleeping, once the deadline (monotonic
+ * ms) has passed.  The engine's counter rule (generator.c) and the waits
+ * at a statement's end and at commit (counterissue.c) loop on it, checking
+ * counter_reserved themselves, and end the loop with
+ * ConditionVariableCancelSleep() (an error does it in the abort).
+ */
+bool
+idgen_keeper_wait_counter(IdgenNamedSlot *slot, uint64 need, int64 deadline,
+						  const char *event, uint32 *wait_event)
+{
+	uint64		want = pg_atomic_read_u64(&slot->counter_want);
+
+	while (want < need &&
+		   !pg_atomic_compare_exchange_u64(&slot->counter_want, &want, need))
+		;
+	return idgen_keeper_sleep(deadline, event, wait_event);
 }
 
 /*
