@@ -752,6 +752,28 @@ idgen_issued_node(const char *funcname, uint32 word)
 	return idgen_lease_word_node(word);
 }
 
+/*
+ * Issue "count" positions of a fixed generator whose IDs carry the node id
+ * (snowflake, the 128-bit ones; never switched off) between the two halves
+ * of the guard above; *node is the node id to compose them with.  Their
+ * SQL functions issue through here alone.  (Named generators apply the
+ * same guard in idgen_named_issue, named.c.)
+ */
+static inline uint64
+idgen_issue_with_node(IdgenGenerator *gen, const IdgenLayout *layout,
+					  uint64 count, const char *funcname, int32 *node)
+{
+	uint32		word = idgen_require_node_id(funcname);
+	uint64		position;
+
+	position = count == 1 ? idgen_issue(gen, layout) :
+		idgen_issue_batch(gen, layout, count);
+	if (unlikely(position == IDGEN_SWITCHED_OFF))
+		idgen_report_never_switched_off();
+	*node = idgen_issued_node(funcname, word);
+	return position;
+}
+
 /* node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex) */
 extern int	idgen_keeper_errcode(void);
 extern int	idgen_keeper_errcode_locked(IdgenKeeper *keeper);

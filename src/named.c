@@ -473,6 +473,39 @@ idgen_counter_compose(IdgenNamedCache *cache, uint64 c)
 }
 
 /*
+ * Issue "count" positions (a time layout) or local values (a counter) of
+ * the generator the cache names, between the two halves of the node-id
+ * guard (idgen.h) when its IDs carry the leased node id: idgen_next,
+ * idgen_next_int and idgen_next_batch issue through here alone.  A
+ * generator switched off here (dropped, or its definition refused) is
+ * reported.
+ */
+static inline uint64
+idgen_named_issue(IdgenNamedCache *cache, int32 shard, uint64 count,
+				  const char *funcname)
+{
+	uint32		word = 0;
+	uint64		position;
+
+	if (unlikely(cache->leased))
+		word = idgen_require_node_id(funcname);
+	if (cache->counter)
+		position = idgen_issue_counter(cache->slot, count, word);
+	else
+	{
+		IdgenGenerator *gen = idgen_named_generator(cache, shard);
+
+		position = count == 1 ? idgen_issue(gen, &cache->layout) :
+			idgen_issue_batch(gen, &cache->layout, count);
+		if (unlikely(position == IDGEN_SWITCHED_OFF))
+			idgen_report_slot(cache->slot);
+	}
+	if (unlikely(cache->leased))
+		(void) idgen_issued_node(funcname, word);
+	return position;
+}
+
+/*
  * idgen_next(name [, shard]): the next ID of a named generator.  Not
  * STRICT: a NULL name or shard is an error, never a NULL key.
  */
@@ -483,24 +516,12 @@ idgen_next(PG_FUNCTION_ARGS)
 	IdgenNamedCache *cache;
 	int32		shard;
 	uint64		position;
-	uint32		word = 0;
 
 	idgen_registry_require("idgen_next");
 	cache = idgen_named_cache(fcinfo, false);
 	idgen_named_check_usage(cache);
 	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 1);
-	if (unlikely(cache->leased))
-		word = idgen_require_node_id("idgen_next");
-	if (cache->counter)
-		position = idgen_issue_counter(cache->slot, 1, word);
-	else
-	{
-		position = idgen_issue(idgen_named_generator(cache, shard), &cache->layout);
-		if (unlikely(position == IDGEN_SWITCHED_OFF))
-			idgen_report_slot(cache->slot);
-	}
-	if (unlikely(cache->leased))
-		(void) idgen_issued_node("idgen_next", word);
+	position = idgen_named_issue(cache, shard, 1, "idgen_next");
 	if (cache->counter)
 		PG_RETURN_INT64(idgen_counter_compose(cache, position));
 	PG_RETURN_INT64(idgen_named_compose(cache, position, shard));
@@ -518,7 +539,6 @@ idgen_next_int(PG_FUNCTION_ARGS)
 	IdgenNamedCache *cache;
 	uint64		position;
 	int64		id;
-	uint32		word = 0;
 
 	idgen_registry_require("idgen_next_int");
 	cache = idgen_named_cache(fcinfo, false);
@@ -528,11 +548,7 @@ idgen_next_int(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("generator \"%s\" is not a counter generator", cache->layout.name),
 				 errhint("idgen_next_int() is for counter layouts of at most 31 bits, such as \"seq:31\"; use idgen_next().")));
-	if (unlikely(cache->leased))
-		word = idgen_require_node_id("idgen_next_int");
-	position = idgen_issue_counter(cache->slot, 1, word);
-	if (unlikely(cache->leased))
-		(void) idgen_issued_node("idgen_next_int", word);
+	position = idgen_named_issue(cache, 0, 1, "idgen_next_int");
 	id = idgen_counter_compose(cache, position);
 	if (id > PG_INT32_MAX)
 		ereport(ERROR,
@@ -555,7 +571,6 @@ idgen_next_batch_of(FunctionCallInfo fcinfo, bool sharded)
 	int32		shard;
 	uint64		position;
 	Datum	   *ids;
-	uint32		word = 0;
 
 	idgen_registry_require("idgen_next_batch");
 	cache = idgen_named_cache(fcinfo, false);
@@ -563,27 +578,13 @@ idgen_next_batch_of(FunctionCallInfo fcinfo, bool sharded)
 	n = idgen_check_batch_size(fcinfo, sharded ? 2 : 1);
 	shard = idgen_named_shard(fcinfo, cache, 1, sharded);
 	ids = palloc(sizeof(Datum) * n);
-	if (unlikely(cache->leased))
-		word = idgen_require_node_id("idgen_next_batch");
+	position = idgen_named_issue(cache, shard, n, "idgen_next_batch");
 	if (cache->counter)
-	{
-		position = idgen_issue_counter(cache->slot, n, word);
-		if (unlikely(cache->leased))
-			(void) idgen_issued_node("idgen_next_batch", word);
 		for (int i = 0; i < n; i++, position++)
 			ids[i] = Int64GetDatum(idgen_counter_compose(cache, position));
-	}
 	else
-	{
-		position = idgen_issue_batch(idgen_named_generator(cache, shard),
-									 &cache->layout, n);
-		if (unlikely(position == IDGEN_SWITCHED_OFF))
-			idgen_report_slot(cache->slot);
-		if (unlikely(cache->leased))
-			(void) idgen_issued_node("idgen_next_batch", word);
 		for (int i = 0; i < n; i++, position++)
 			ids[i] = Int64GetDatum(idgen_named_compose(cache, position, shard));
-	}
 	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }

@@ -25,15 +25,13 @@ idgen_snowflake_id(PG_FUNCTION_ARGS)
 {
 	IdgenShared *shared = idgen_require_shared("snowflake_id");
 	uint64		position;
-	uint32		word;
+	int32		node;
 
-	word = idgen_require_node_id("snowflake_id");
-	position = idgen_issue(&shared->snowflake.gen, &idgen_snowflake_layout);
-	if (unlikely(position == IDGEN_SWITCHED_OFF))
-		idgen_report_never_switched_off();
-
+	position = idgen_issue_with_node(&shared->snowflake.gen,
+									 &idgen_snowflake_layout, 1,
+									 "snowflake_id", &node);
 	PG_RETURN_INT64(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
-											idgen_issued_node("snowflake_id", word),
+											node,
 											position & IDGEN_SNOWFLAKE_MAX_SEQ));
 }
 
@@ -48,18 +46,13 @@ idgen_snowflake_id_batch(PG_FUNCTION_ARGS)
 {
 	int32		n = idgen_check_batch_size(fcinfo, 0);
 	IdgenShared *shared = idgen_require_shared("snowflake_id_batch");
-	Datum	   *ids;
+	Datum	   *ids = palloc(sizeof(Datum) * n);
 	uint64		position;
 	int32		node;
-	uint32		word;
 
-	word = idgen_require_node_id("snowflake_id_batch");
-	ids = palloc(sizeof(Datum) * n);
-	position = idgen_issue_batch(&shared->snowflake.gen,
-								 &idgen_snowflake_layout, n);
-	if (unlikely(position == IDGEN_SWITCHED_OFF))
-		idgen_report_never_switched_off();
-	node = idgen_issued_node("snowflake_id_batch", word);
+	position = idgen_issue_with_node(&shared->snowflake.gen,
+									 &idgen_snowflake_layout, n,
+									 "snowflake_id_batch", &node);
 	for (int i = 0; i < n; i++, position++)
 		ids[i] = Int64GetDatum(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
 													   node,

@@ -58,13 +58,9 @@ idgen_uuidv7(PG_FUNCTION_ARGS)
 	uint64		counter;
 	uint64		rand_b;
 	int32		node;
-	uint32		word;
 
-	word = idgen_require_node_id("idgen_uuidv7");
-	position = idgen_issue(&shared->uuidv7.gen, &idgen_uuidv7_layout);
-	if (unlikely(position == IDGEN_SWITCHED_OFF))
-		idgen_report_never_switched_off();
-	node = idgen_issued_node("idgen_uuidv7", word);
+	position = idgen_issue_with_node(&shared->uuidv7.gen, &idgen_uuidv7_layout,
+									 1, "idgen_uuidv7", &node);
 	unix_ms = (position >> IDGEN_UUIDV7_SEQ_BITS) + idgen_epoch_unix_ms;
 	counter = position & ((1 << IDGEN_UUIDV7_SEQ_BITS) - 1);
 
@@ -86,13 +82,10 @@ idgen_flake128(PG_FUNCTION_ARGS)
 	pg_uuid_t  *uuid = palloc(sizeof(pg_uuid_t));
 	uint64		position;
 	int32		node;
-	uint32		word;
 
-	word = idgen_require_node_id("idgen_flake128");
-	position = idgen_issue(&shared->flake128.gen, &idgen_flake128_layout);
-	if (unlikely(position == IDGEN_SWITCHED_OFF))
-		idgen_report_never_switched_off();
-	node = idgen_issued_node("idgen_flake128", word);
+	position = idgen_issue_with_node(&shared->flake128.gen,
+									 &idgen_flake128_layout, 1,
+									 "idgen_flake128", &node);
 
 	idgen_put_be(uuid->data,
 				 (position >> IDGEN_FLAKE128_SEQ_BITS) + idgen_epoch_unix_ms, 8);
