@@ -13,8 +13,10 @@
  * that order by keeper.c).  Where those rows cannot be trusted (the
  * extension re-created, idgen.database changed) the floors file in the
  * data directory bounds what was handed out (idgen_registry_load_counters).
- * Keeper only; the slots are slots.c's and registry.c's, the backends' side
- * (issuing, and waiting for the keeper) counterissue.c's.
+ * Keeper only; the slots are slots.c's and registry.c's.  The backends'
+ * side: issuing is the engine's (idgen_issue_counter_values, generator.c),
+ * its wait for the keeper reservation.c's, and the values taken ahead of
+ * the reservation counterissue.c's.
  *
  * IDENTIFICATION
  *	  src/counterstate.c
@@ -336,7 +338,8 @@ idgen_registry_load_counters(Oid relid)
 		slot->check_after_load = false;
 		if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
 			continue;
-		other = idgen_collides_with(slot->name, &slot->spec, false, n);
+		other = idgen_collides_with(slot->name, &slot->spec,
+									idgen_current_node_id(), false, n);
 		if (other != NULL)
 			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 								 psprintf("under node id %d it would issue the same IDs as %s",

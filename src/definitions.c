@@ -304,85 +304,6 @@ idgen_check_generator_name(const char *name)
 					 errdetail("A name is a lower-case identifier: letters, digits and underscores.")));
 }
 
-/* A fixed generator's layout as a spec, under idgen.epoch and 1 ms. */
-static void
-idgen_fixed_spec(const char *layout, IdgenSpec *spec)
-{
-	bool		epoch_given;
-	bool		unit_given;
-
-	idgen_parse_layout(layout, spec, &epoch_given, &unit_given);
-	idgen_spec_set_clock(spec, idgen_epoch_unix_ms, 1);
-}
-
-/*
- * Could definitions a and b, both on this server, issue the same ID?  For
- * a counter b that has stopped for good (dropped), b_below bounds the seq
- * values it handed out; PG_UINT64_MAX otherwise.
- */
-static bool
-idgen_specs_collide(const IdgenSpec *a, const IdgenSpec *b, uint64 b_below)
-{
-	if (a->time_field >= 0 && b->time_field >= 0)
-		return idgen_spec_time_overlap(a, b, idgen_current_node_id());
-	if (a->time_field < 0 && b->time_field < 0)
-		return idgen_spec_counter_overlap(a, b, idgen_current_node_id(), b_below);
-	return false;
-}
-
-/*
- * The bound of the seq values a dropped counter handed out on this
- * server, from its reservation (local values below it may have been
- * handed out), or PG_UINT64_MAX while it may still hand out more: its
- * slot still runs (a drop not yet committed), or its reservation is not
- * known.
- */
-static uint64
-idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
-							bool reserved_known, uint64 reserved)
-{
-	int			i = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
-
-	if (spec->time_field >= 0)
-		return PG_UINT64_MAX;
-	if (i >= 0)
-	{
-		IdgenNamedSlot *slot = &idgen_registry_slots[i];
-
-		if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_DROPPED)
-			return PG_UINT64_MAX;
-
-		/*
-		 * Switched off under its lock, so every value it handed out was
-		 * within the reservation of that moment, which we read after, and
-		 * below its next value, which a floor (a lease record, the data
-		 * directory's file) may have raised above its row.
-		 */
-		for (int s = 0; s < idgen_slot_ngenerators(i); s++)
-		{
-			IdgenGenerator *gen = idgen_slot_generator(i, s);
-			bool		owned;
-			uint64		next;
-
-			SpinLockAcquire(&gen->mutex);
-			owned = gen->owned;
-			next = gen->last;
-			SpinLockRelease(&gen->mutex);
-			if (owned)
-				return PG_UINT64_MAX;
-			reserved = Max(reserved, next);
-		}
-		if (slot->state_loaded)
-		{
-			reserved = Max(reserved, pg_atomic_read_u64(&slot->counter_reserved));
-			reserved_known = true;
-		}
-	}
-	if (!reserved_known || reserved >= (uint64) spec->tick_limit)
-		return PG_UINT64_MAX;
-	return idgen_counter_value(&spec->counter, reserved);
-}
-
 /*
  * The definition in an SPI row whose first columns are IDGEN_REG_COLUMNS,
  * read as the keeper reads the table (idgen_registry_row), and whether it
@@ -413,55 +334,13 @@ idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec, bool *dropped)
  * predate a creation that committed while we waited).  Caller is
  * connected to SPI.
  */
-/*
- * The first of snowflake_id(), instagram_id() and the first nslots slots
- * (other than the name's own) that could issue an ID spec may issue, as
- * a phrase for a message; NULL if none.  Active and dropped slots count,
- * also those whose rows went with a dropped extension: their IDs exist.
- * A dropped counter counts up to its reservation.  When the keeper
- * installs definitions (at_install), a dropped counter's reservation is
- * not loaded yet: it is left out, as its creation and any re-creation
- * compared it under the creation lock.
- */
-const char *
-idgen_collides_with(const char *name, const IdgenSpec *spec, bool at_install,
-					uint32 nslots)
-{
-	IdgenSpec  *fixed = palloc(sizeof(IdgenSpec));
-
-	idgen_fixed_spec("time:41 node:10 seq:12", fixed);
-	if (idgen_specs_collide(spec, fixed, PG_UINT64_MAX))
-		return "snowflake_id()";
-	idgen_fixed_spec("time:41 shard:13 seq:10", fixed);
-	if (idgen_specs_collide(spec, fixed, PG_UINT64_MAX))
-		return "instagram_id()";
-	for (uint32 i = 0; i < nslots; i++)
-	{
-		IdgenNamedSlot *slot = &idgen_registry_slots[i];
-		uint32		state = pg_atomic_read_u32(&slot->state);
-		uint64		below = PG_UINT64_MAX;
-
-		if (strcmp(slot->name, name) == 0 || state == IDGEN_SLOT_REFUSED)
-			continue;
-		if (state == IDGEN_SLOT_DROPPED && slot->spec.time_field < 0)
-		{
-			if (at_install && !slot->state_loaded)
-				continue;
-			below = idgen_dropped_counter_below(&slot->spec, slot->name, false, 0);
-		}
-		if (idgen_specs_collide(spec, &slot->spec, below))
-			return psprintf("generator \"%s\"", slot->name);
-	}
-	return NULL;
-}
-
 static void
 idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table)
 {
 	const char *other;
 	SPIPlanPtr	plan;
 
-	other = idgen_collides_with(name, spec, false,
+	other = idgen_collides_with(name, spec, idgen_current_node_id(), false,
 								idgen_registry_shm != NULL ? pg_atomic_read_u32(&idgen_registry_shm->nslots) : 0);
 
 	/* with each dropped counter's durable reservation */
@@ -494,7 +373,7 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 		if (dropped)
 			below = idgen_dropped_counter_below(rspec, rname, !isnull,
 												isnull ? 0 : (uint64) DatumGetInt64(reserved));
-		if (idgen_specs_collide(spec, rspec, below))
+		if (idgen_specs_collide(spec, rspec, idgen_current_node_id(), below))
 			other = psprintf("generator \"%s\"", rname);
 	}
 	if (other != NULL)

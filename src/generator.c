@@ -4,9 +4,9 @@
  *	  The engine: the one issuing path of every generator, with a rule for
  *	  time layouts and one for counters.
  *
- * A generator's state is its last issued "position", (tick << seq_bits) |
- * seq (see idgen.h); a tick is a millisecond for the fixed layouts, a unit
- * of the layout's for named ones.  Issuing is
+ * The time rule.  A time generator's state is its last issued "position",
+ * (tick << seq_bits) | seq (see idgen.h); a tick is a millisecond for the
+ * fixed layouts, a unit of the layout's for named ones.  Issuing is
  *
  *		next = max(last + 1, now_tick << seq_bits)
  *
@@ -37,6 +37,14 @@
  * IDGEN_MIN_RESERVATION_WAIT_MS: with idgen.max_wait = 0 the first call
  * after an idle period (when the keeper has let the reservation fall
  * behind the clock) must still get one.
+ *
+ * The counter rule (idgen_issue_counter_values, at the end of this file).
+ * A counter has no clock: its state "last" is the next local value to hand
+ * out, and its reservation is the slot's counter_reserved.  Values below it
+ * are issued at once; beyond it, either taken ahead within
+ * idgen_counter_lead(), which the statement that took them then waits for
+ * at its end (counterissue.c), or after waiting for the keeper, bounded
+ * the same way as the time rule's wait, then failing closed.
  *
  * Ownership.  A generator may be switched off for this server ("owned",
  * for instagram shards handed to another server).  The flag is read under

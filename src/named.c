@@ -156,28 +156,6 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 	return i;
 }
 
-/* Raise the error of a slot that is switched off. */
-void
-idgen_report_slot(int i)
-{
-	IdgenNamedSlot *slot = &idgen_registry_slots[i];
-	char		message[sizeof(slot->message)];
-
-	if (pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("generator \"%s\" does not exist", slot->name),
-				 errdetail("It was dropped.")));
-	SpinLockAcquire(&idgen_registry_shm->mutex);
-	strlcpy(message, slot->message, sizeof(message));
-	SpinLockRelease(&idgen_registry_shm->mutex);
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("generator \"%s\" cannot issue IDs on this server", slot->name),
-			 errdetail("%s.", message),
-			 errhint("A definition never changes once IDs were issued under it: drop it and create one under a new name.")));
-}
-
 /*
  * What a call of idgen_next() keeps in fn_extra: the name it was last
  * called with and everything needed to compose an ID, so that the hot path

@@ -132,6 +132,8 @@ idgen_counter_raise_floor(int i, uint64 floor)
 	idgen_raise_position(&idgen_registry_gens[i].gen, floor);
 	pg_write_barrier();
 	pg_atomic_fetch_add_u32(&idgen_registry_slots[i].counter_floor_epoch, 1);
+	/* a statement waiting for values taken below the floor fails at once */
+	ConditionVariableBroadcast(&idgen_shared->keeper.keeper.cv);
 }
 
 /*
@@ -229,6 +231,8 @@ idgen_slot_set_state(int i, IdgenSlotState state, const char *message)
 		gen->owned = (state == IDGEN_SLOT_ACTIVE);
 		SpinLockRelease(&gen->mutex);
 	}
+	/* a caller waiting for a counter's reservation fails at once */
+	ConditionVariableBroadcast(&idgen_shared->keeper.keeper.cv);
 }
 
 /*
@@ -324,7 +328,9 @@ idgen_registry_install(const IdgenRegistryRow *row)
 		 * a fixed generator or one installed before it: refuse it here
 		 * rather than issue the same IDs.
 		 */
-		const char *other = idgen_collides_with(name, &spec, true, i);
+		const char *other = idgen_collides_with(name, &spec,
+												idgen_current_node_id(),
+												true, i);
 
 		if (other != NULL)
 			refusal = psprintf("under node id %d it would issue the same IDs as %s",

@@ -145,7 +145,7 @@ typedef struct IdgenRegistryRow
 	IdgenCounterOptions options;
 } IdgenRegistryRow;
 
-/* slots.c: the slots in shared memory */
+/* slots.c: the slots in shared memory, and what they tell */
 extern IdgenRegistry *idgen_registry_shm;
 extern IdgenGeneratorPadded *idgen_registry_gens;
 extern IdgenNamedSlot *idgen_registry_slots;
@@ -154,6 +154,14 @@ extern IdgenGenerator *idgen_slot_generator(int i, int32 shard);
 extern int	idgen_slot_ngenerators(int i);
 extern int	idgen_registry_find(const char *name);
 extern void idgen_slot_layout(int i, IdgenLayout *layout);
+IDGEN_NORETURN extern void idgen_report_slot(int i);
+extern bool idgen_specs_collide(const IdgenSpec *a, const IdgenSpec *b,
+								int32 node_id, uint64 b_below);
+extern uint64 idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
+										  bool reserved_known, uint64 reserved);
+extern const char *idgen_collides_with(const char *name, const IdgenSpec *spec,
+									   int32 node_id, bool at_install,
+									   uint32 nslots);
 
 /* registry.c: the keeper's side */
 extern void idgen_slot_set_state(int i, IdgenSlotState state, const char *message);
@@ -163,14 +171,13 @@ extern bool idgen_registry_row_spec(const IdgenRegistryRow *row, IdgenSpec *spec
 extern bool idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now);
 extern void idgen_registry_read_definition(const char *name, IdgenSpec *spec);
 
-/* named.c: the backends' side */
-IDGEN_NORETURN extern void idgen_report_slot(int i);
-
-/* counterissue.c: issuing counter values, and the pending list */
+/* counterissue.c: counter values taken ahead, and the pending list */
 extern int	idgen_counter_pending_n;
 extern bool idgen_counter_committing;
 
 extern uint64 idgen_issue_counter(int i, uint64 count, uint32 word);
+extern void idgen_counter_pending_forget_doomed(void);
+extern void idgen_counter_pending_wait(bool at_commit);
 
 /* reservation.c: one turn of a wait for a counter's reservation */
 extern bool idgen_keeper_wait_counter(IdgenNamedSlot *slot, uint64 need,
@@ -202,13 +209,9 @@ typedef struct IdgenCounterAhead
 
 extern uint64 idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
 										 IdgenCounterAhead *ahead);
-extern void idgen_counter_pending_forget_doomed(void);
-extern void idgen_counter_pending_wait(bool at_commit);
 
 /* definitions.c: definitions and the transaction callbacks */
 extern void idgen_registry_require_committed(const char *name);
 extern void idgen_registry_register_callbacks(void);
-extern const char *idgen_collides_with(const char *name, const IdgenSpec *spec, bool at_install,
-									   uint32 nslots);
 
 #endif							/* IDGEN_REGISTRY_H */

@@ -13,12 +13,17 @@
  * waited for on the same condition variable.  A lookup of a named generator that waits for the
  * keeper to load its definition (named.c) uses the keeper's latch and the
  * error from here.  keeper.c, the worker, is the other side: it publishes,
- * and broadcasts on the condition variable after each change.
+ * and broadcasts on the condition variable after each publication and
+ * change of its state; so do a named generator's change of state and a
+ * counter's floor raised from outside (registry.c).  Every sleep here is
+ * also bounded (100 ms a turn), so a change that is not broadcast costs
+ * latency, never a wait beyond the deadline.
  *
  * This file reads the keeper's state (under IdgenKeeper.mutex) and writes
- * only what a waiter posts: want_ms, the shard control's pending floors
- * and releases with floors_pending and a cleared floor_message, and the
- * count of waits.  It runs in backends, never in the keeper.
+ * only what a waiter posts: want_ms, a counter slot's counter_want, the
+ * shard control's pending floors and releases with floors_pending and a
+ * cleared floor_message, and the count of waits.  It runs in backends,
+ * never in the keeper.
  *
  * IDENTIFICATION
  *	  src/reservation.c

@@ -24,9 +24,12 @@ while (<$fh>)
 	{
 		$debt{"$1 -> $2"} = 1;
 	}
-	elsif (/^\s*cycle:\s*(\w+(?:\s+\w+)+)\s*$/)
+	elsif (/^\s*cycle:(.*)$/)
 	{
-		$known_cycle{ join(' ', sort split ' ', $1) } = 1;
+		my @files = split ' ', $1;
+		die "src/LAYERS: a cycle needs two files or more, line $.: $_"
+		  unless @files >= 2 && !grep { !/^\w+$/ } @files;
+		$known_cycle{ join(' ', sort @files) } = 1;
 	}
 	elsif (/^\s*(\w+):\s*(.*)$/)
 	{
