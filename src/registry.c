@@ -30,9 +30,10 @@
  * reservation when shared memory is new.  Sharded layouts take 2^bits
  * generators from one pool of idgen.max_generator_shards.
  *
- * The slots' shared memory, and finding one by name, are slots.c's.  Only
- * the keeper writes a slot, here; it fills one completely before it
- * publishes the new count with a write barrier, so readers need no lock.
+ * The slots' shared memory, and finding one by name, are slots.c's.  The
+ * keeper fills a slot here, completely, before it publishes the new count
+ * with a write barrier, so finding one takes no lock; a committing drop
+ * (definitions.c) also sets a slot's state, through idgen_slot_set_state.
  *
  * IDENTIFICATION
  *	  src/registry.c
@@ -132,7 +133,11 @@ idgen_counter_raise_floor(int i, uint64 floor)
 	idgen_raise_position(&idgen_registry_gens[i].gen, floor);
 	pg_write_barrier();
 	pg_atomic_fetch_add_u32(&idgen_registry_slots[i].counter_floor_epoch, 1);
-	/* a statement waiting for values taken below the floor fails at once */
+	/*
+	 * Waiters look again; one whose values the floor dooms (counterissue.c)
+	 * learns it once the reservation covers them, which the keeper
+	 * broadcasts too.
+	 */
 	ConditionVariableBroadcast(&idgen_shared->keeper.keeper.cv);
 }
 

@@ -5,16 +5,20 @@
  *
  * Shared memory: the IdgenRegistry header, then idgen.max_generators
  * padded generators, then the shard pool (idgen.max_generator_shards),
- * then the slots' metadata.  Only the keeper writes a slot (registry.c);
- * it fills one completely before it publishes the new count with a write
- * barrier, so the readers here need no lock.
+ * then the slots' metadata.  The keeper fills a slot (registry.c)
+ * completely before it publishes the new count with a write barrier, so
+ * finding one by name takes no lock; a slot's state is an atomic, which
+ * the keeper and a committing drop (definitions.c) set; its message is
+ * read under IdgenRegistry.mutex, and a generator's position under the
+ * generator's spinlock.
  *
  * Also what the slots tell every caller: why one cannot issue
  * (idgen_report_slot), and whether a definition could issue an ID that a
  * fixed generator or a slot, dropped or not, may issue on this server
- * (idgen_collides_with): asked by idgen_create_generator (definitions.c)
- * and by the keeper before it installs a definition (registry.c) or a
- * counter's restored state (counterstate.c).
+ * (idgen_collides_with): asked by idgen_create_generator (definitions.c),
+ * by the keeper before it installs a definition (registry.c), and again
+ * for the counters a load installed once the dropped counters' states are
+ * loaded (counterstate.c).
  *
  * IDENTIFICATION
  *	  src/slots.c

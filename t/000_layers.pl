@@ -31,10 +31,19 @@ while (<$fh>)
 		  unless @files >= 2 && !grep { !/^\w+$/ } @files;
 		$known_cycle{ join(' ', sort @files) } = 1;
 	}
+	elsif (/^\s*debt:/)
+	{
+		die "src/LAYERS: a debt line is \"debt: from -> to\", line $.: $_";
+	}
 	elsif (/^\s*(\w+):\s*(.*)$/)
 	{
 		push @layers, $1;
-		$layer_of{$_} = $#layers for split ' ', $2;
+		for (split ' ', $2)
+		{
+			die "src/LAYERS: $_ is in two layers, line $."
+			  if defined $layer_of{$_};
+			$layer_of{$_} = $#layers;
+		}
 	}
 	else
 	{
