@@ -122,13 +122,24 @@ is($node->safe_psql('app', qq{
 # 100 ms ahead are issued: 10 whole ticks of 256, and the 26 positions of
 # the 11th that stand at its start (256 * 1/10 ms rounded up), then 53400.
 $node->append_conf('postgresql.conf', "idgen.max_lead = 100ms\nidgen.max_wait = 200ms\n");
-# frozen 10 s ahead of the real clock, on a whole second (a tick boundary):
-# beyond anything the generator issued, even if the restart below takes
-# seconds (a restart floors it up to a reservation, about a second, ahead of
-# the clock of that moment)
-$set_clock->(strftime('%Y-%m-%d %H:%M:%S', gmtime(time() + 10)));
+# The clock is frozen on a whole second (a tick boundary) beyond anything
+# the generators issued.  That is not the real clock: the concurrent clients
+# above requested sonyflake IDs faster than its 25,600 a second, so its IDs
+# run ahead of the clock by however much faster this machine is, up to the
+# 30 s max_lead.  So take the furthest the three generators have reached,
+# and the real clock, whichever is later, and freeze 5 s beyond it: a
+# restart floors the generators up to a reservation, about a second, ahead
+# of that.  The clock is set only once the server has stopped, so that its
+# keeper never reserves from the frozen clock.
+my $frontier_s = $node->safe_psql('app', q{
+	SELECT ceil(extract(epoch FROM greatest(idgen_time('legacy', idgen_next('legacy')),
+	                                        idgen_time('sony', idgen_next('sony')),
+	                                        idgen_time('shards', idgen_next('shards', 5)))))});
 $node->stop('fast');
+my $burst_s = (time() > $frontier_s ? time() : $frontier_s) + 5;
+$set_clock->(strftime('%Y-%m-%d %H:%M:%S', gmtime($burst_s)));
 $start->('start');
+wait_for_keeper($node);
 $node->poll_query_until('postgres', "SELECT current_setting('idgen.max_lead') = '100ms'")
   or die 'idgen.max_lead was not set';
 $node->safe_psql('postgres',
@@ -143,8 +154,12 @@ like(error_of($node, q{SELECT idgen_next('sony')}), qr/^53400: sony ID capacity 
 	'then 53400 after waiting for the frozen clock');
 # --- immediate stop, clock 10 s back, start ---------------------------------
 $set_clock->('+0');
-# the IDs are now ahead of the clock: only the new max_lead lets them go on
-set_and_reload($node, 'idgen.max_lead' => '30s', 'idgen.max_wait' => '1s');
+# the IDs are now ahead of the clock, by up to the wait for the frozen
+# second: only a max_lead that covers that, and the 10 s step back below,
+# lets them go on
+# (in whole minutes: SHOW, which set_and_reload waits on, prints them so)
+my $lead_min = int((($burst_s > time() ? $burst_s - time() : 0) + 40) / 60) + 1;
+set_and_reload($node, 'idgen.max_lead' => "${lead_min}min", 'idgen.max_wait' => '1s');
 $node->safe_psql('app', q{
 	CREATE TABLE r AS SELECT 1 AS round, idgen_next('legacy') AS l, idgen_next('sony') AS s,
 	                         idgen_next('shards', 9) AS sh
