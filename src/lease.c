@@ -283,28 +283,6 @@ idgen_lease_validate(int32 node_id, int64 lease_id)
 }
 
 /*
- * Floor every generator that embeds the node id above floor_unix_ms, the
- * record read from etcd (counters: idgen_lease_validate).  Raising is
- * idempotent, so a keeper that takes over a lease raises again from the
- * record, which is then its own server's; claimed says whether it is the
- * previous holder's, for the log.
- */
-void
-idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed)
-{
-	int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms + 1;
-
-	if (floor_unix_ms <= 0)
-		return;
-	idgen_raise_fixed_floors(floor_ms, true);
-	idgen_registry_raise_node_floors(floor_unix_ms + 1);
-	if (claimed)
-		ereport(LOG,
-				(errmsg("idgen keeper: IDs under the claimed node id resume above %s, the previous holder's reservation",
-						timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
-}
-
-/*
  * The record, read with a renewal.  A keeper new under the lease (the one
  * before it exited) takes it in and floors from it, as a claim does.  And
  * whatever the keeper, a record that lacks what this server reserved

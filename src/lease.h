@@ -43,10 +43,8 @@ typedef struct IdgenLeaseRecord
 extern int64 idgen_lease_record_rev;
 extern bool idgen_lease_key_lost;
 
-/* lease.c */
-extern void idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed);
-
 /* leasekeys.c: keys, the holder's value, the record */
+extern void idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed);
 extern int64 idgen_lease_request_timeout(void);
 extern char *idgen_lease_key(const char *kind, int32 node_id);
 extern bool idgen_lease_parse_record(int32 node_id, JsonbContainer *kv,

@@ -4,7 +4,8 @@
  *	  The node-id lease's keys in etcd and the requests made on them: the
  *	  node key a holder claims with its lease, the reservation record that
  *	  outlives it, and the grant, renewal, claim, check and conditional
- *	  writes that lease.c's protocol is made of.
+ *	  writes that lease.c's protocol is made of, and the floors a record
+ *	  read from etcd sets.
  *
  * lease.c says why the protocol is safe (its three rules) and runs it;
  * this file holds what each request sends and how each answer is read.
@@ -287,6 +288,28 @@ idgen_lease_record_value(int64 unix_ms)
 	}
 	appendStringInfoString(&value, "}}");
 	return value.data;
+}
+
+/*
+ * Floor every generator that embeds the node id above floor_unix_ms, the
+ * record read from etcd (counters: idgen_lease_validate).  Raising is
+ * idempotent, so a keeper that takes over a lease raises again from the
+ * record, which is then its own server's; claimed says whether it is the
+ * previous holder's, for the log.
+ */
+void
+idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed)
+{
+	int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms + 1;
+
+	if (floor_unix_ms <= 0)
+		return;
+	idgen_raise_fixed_floors(floor_ms, true);
+	idgen_registry_raise_node_floors(floor_unix_ms + 1);
+	if (claimed)
+		ereport(LOG,
+				(errmsg("idgen keeper: IDs under the claimed node id resume above %s, the previous holder's reservation",
+						timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
 }
 
 /*
