@@ -321,42 +321,6 @@ idgen_counter_sets_meet(const IdgenCounterSpec *a, const IdgenCounterSpec *b,
 	return false;
 }
 
-/*
- * Could two counter layouts, both on this server under node id node_id,
- * ever hand out the same ID?  Neither hands out seq values below its
- * start; b hands out none at or above b_below (a dropped counter that has
- * stopped: its reservation; PG_UINT64_MAX otherwise).  Outside their seq fields every bit is fixed
- * (node and constant fields, zeros above the width), and those must agree
- * wherever both fix them.  With seq fields in the same bits, the IDs meet
- * only on a common seq value (idgen_counter_sets_meet); seq fields in
- * different bits are taken to meet (their values grow into each other's
- * bits, as "seq:31" and "seq:32" do from 0).
- */
-bool
-idgen_spec_counter_overlap(const IdgenSpec *a, const IdgenSpec *b,
-						   int32 node_id, uint64 b_below)
-{
-	const IdgenField *sa = &a->fields[a->seq_field];
-	const IdgenField *sb = &b->fields[b->seq_field];
-	bool		node_known = node_id >= 0;
-	bool		fits;
-	uint64		mask_a = idgen_spec_fixed_mask(a, node_known) |
-		~((UINT64CONST(1) << a->width) - 1);
-	uint64		mask_b = idgen_spec_fixed_mask(b, node_known) |
-		~((UINT64CONST(1) << b->width) - 1);
-	uint64		value_a = (uint64) idgen_spec_node_value(a, Max(node_id, 0), &fits);
-	uint64		value_b = (uint64) idgen_spec_node_value(b, Max(node_id, 0), &fits);
-
-	Assert(a->time_field < 0 && b->time_field < 0);
-	if (((value_a ^ value_b) & mask_a & mask_b) != 0)
-		return false;
-	if (sa->shift != sb->shift || sa->bits != sb->bits)
-		return true;
-	return idgen_counter_sets_meet(&a->counter, &b->counter,
-								   Max(a->counter.start, b->counter.start),
-								   Min(b_below, UINT64CONST(1) << sa->bits));
-}
-
 /* The seq value of the c-th local counter value (see the header). */
 uint64
 idgen_counter_value(const IdgenCounterSpec *counter, uint64 c)

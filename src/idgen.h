@@ -524,8 +524,6 @@ extern uint64 idgen_counter_value(const IdgenCounterSpec *counter, uint64 c);
 extern bool idgen_counter_sets_meet(const IdgenCounterSpec *a,
 									const IdgenCounterSpec *b, uint64 from,
 									uint64 below);
-extern bool idgen_spec_counter_overlap(const IdgenSpec *a, const IdgenSpec *b,
-									   int32 node_id, uint64 b_below);
 extern uint64 idgen_counter_lead(const IdgenSpec *spec);
 
 /* layout.c */
@@ -540,6 +538,8 @@ extern uint64 idgen_spec_field(const IdgenSpec *spec, int i, int64 id);
 extern uint64 idgen_spec_fixed_mask(const IdgenSpec *spec, bool with_node);
 extern bool idgen_spec_time_overlap(const IdgenSpec *a, const IdgenSpec *b,
 									int32 node_id);
+extern bool idgen_spec_counter_overlap(const IdgenSpec *a, const IdgenSpec *b,
+									   int32 node_id, uint64 b_below);
 extern int64 idgen_epoch_to_unix_ms(TimestampTz epoch);
 extern int64 idgen_spec_tick_unix_ms(const IdgenSpec *spec, uint64 tick);
 extern int32 idgen_interval_to_unit_ms(Interval *unit);
