@@ -10,8 +10,8 @@
  * the statement that took them, when this file decides they may be taken
  * ahead; further only after waiting for the keeper.  The pending values of
  * this session are a backend-local list that the statement's end (idgen.c's
- * executor hooks) and the commit (definitions.c's transaction callback)
- * wait for, on the keeper's condition variable like every wait for it
+ * executor hooks) and the commit (the transaction callback here) wait
+ * for, on the keeper's condition variable like every wait for it
  * (reservation.c), or fail closed.
  *
  * Of the shared state it reads a counter slot's reservation, floor epoch
@@ -68,14 +68,17 @@ typedef struct IdgenCounterPending
 } IdgenCounterPending;
 
 static IdgenCounterPending *counter_pending = NULL;
-int	idgen_counter_pending_n = 0;
+static int	idgen_counter_pending_n = 0;
 
 /*
  * Set from the start of this transaction's commit (or PREPARE) until its
  * end: values taken then (by another extension's commit callback, after
  * idgen's wait) would not be waited for, so none is taken ahead.
  */
-bool idgen_counter_committing = false;
+static bool idgen_counter_committing = false;
+
+/* idgen_counter_xact_callback is registered */
+static bool callback_registered = false;
 
 /*
  * Values taken ahead cannot be made durable: the statement that took them
@@ -115,7 +118,7 @@ idgen_counter_pending_doom(int p, bool at_commit, const char *why)
  * or the client rolled back): no procedure or function is running, so no
  * variable holds a doomed entry's values any more; drop those entries.
  */
-void
+static void
 idgen_counter_pending_forget_doomed(void)
 {
 	int			kept = 0;
@@ -168,7 +171,7 @@ idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
  * before it publishes a reservation that etcd does not record (see
  * idgen_issued_node), so then etcd records them for the next holder.
  */
-void
+static void
 idgen_counter_pending_wait(bool at_commit)
 {
 	int64		deadline = 0;
@@ -219,6 +222,32 @@ idgen_counter_pending_wait(bool at_commit)
 }
 
 /*
+ * The transaction's end: values taken beyond a counter's reservation must
+ * be durable before it commits or prepares (at_commit), and a rollback
+ * outside any portal forgets the doomed entries.  Registered once, by the
+ * first call that takes values ahead: a session that never does pays
+ * nothing.
+ */
+static void
+idgen_counter_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+		event == XACT_EVENT_PRE_PREPARE)
+	{
+		idgen_counter_committing = true;
+		if (idgen_counter_pending_n > 0)
+			idgen_counter_pending_wait(true);
+	}
+	/* a rollback keeps what is pending, but doomed (see IdgenCounterPending) */
+	if (event == XACT_EVENT_ABORT && ActivePortal == NULL && idgen_counter_pending_n > 0)
+		idgen_counter_pending_forget_doomed();
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PREPARE)
+		idgen_counter_committing = false;
+}
+
+/*
  * At the end of a statement (the executor's run, finish and end at any
  * nesting level, or a utility command's end), while its transaction is
  * still in progress: make
@@ -260,10 +289,14 @@ idgen_issue_counter(int i, uint64 count, uint32 word)
 		if (idgen_counter_lead_on && !idgen_counter_committing &&
 			ActivePortal != NULL)
 		{
+			if (!callback_registered)
+			{
+				RegisterXactCallback(idgen_counter_xact_callback, NULL);
+				callback_registered = true;
+			}
 			if (counter_pending == NULL)
 				counter_pending = MemoryContextAlloc(TopMemoryContext,
 													 sizeof(IdgenCounterPending) * idgen_max_generators);
-			idgen_registry_register_callbacks();
 			first = idgen_issue_counter_values(i, count, IDGEN_LEAD_TAKE, &ahead);
 		}
 		else

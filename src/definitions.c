@@ -45,7 +45,6 @@
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/shmem.h"
-#include "tcop/pquery.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -85,22 +84,6 @@ static void
 idgen_registry_xact_callback(XactEvent event, void *arg)
 {
 	ListCell   *lc;
-
-	/* counter values taken beyond the reservation must be durable first */
-	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
-		event == XACT_EVENT_PRE_PREPARE)
-	{
-		idgen_counter_committing = true;
-		if (idgen_counter_pending_n > 0)
-			idgen_counter_pending_wait(true);
-	}
-	/* a rollback keeps what is pending, but doomed (see IdgenCounterPending) */
-	if (event == XACT_EVENT_ABORT && ActivePortal == NULL && idgen_counter_pending_n > 0)
-		idgen_counter_pending_forget_doomed();
-	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
-		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
-		event == XACT_EVENT_PREPARE)
-		idgen_counter_committing = false;
 
 	if (event == XACT_EVENT_COMMIT)
 	{
@@ -198,7 +181,7 @@ idgen_registry_require_committed(const char *name)
 				 errhint("Commit the transaction that calls idgen_create_generator(), then use the generator.")));
 }
 
-void
+static void
 idgen_registry_register_callbacks(void)
 {
 	if (!pending_callback_registered)

@@ -172,12 +172,7 @@ extern bool idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now);
 extern void idgen_registry_read_definition(const char *name, IdgenSpec *spec);
 
 /* counterissue.c: counter values taken ahead, and the pending list */
-extern int	idgen_counter_pending_n;
-extern bool idgen_counter_committing;
-
 extern uint64 idgen_issue_counter(int i, uint64 count, uint32 word);
-extern void idgen_counter_pending_forget_doomed(void);
-extern void idgen_counter_pending_wait(bool at_commit);
 
 /* reservation.c: one turn of a wait for a counter's reservation */
 extern bool idgen_keeper_wait_counter(IdgenNamedSlot *slot, uint64 need,
@@ -210,8 +205,7 @@ typedef struct IdgenCounterAhead
 extern uint64 idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
 										 IdgenCounterAhead *ahead);
 
-/* definitions.c: definitions and the transaction callbacks */
+/* definitions.c: definitions and their transaction callbacks */
 extern void idgen_registry_require_committed(const char *name);
-extern void idgen_registry_register_callbacks(void);
 
 #endif							/* IDGEN_REGISTRY_H */
