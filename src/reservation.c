@@ -104,6 +104,35 @@ idgen_keeper_report_not_loaded(const char *name, bool always)
 }
 
 /*
+ * One turn of a wait for the keeper, for a caller that has posted what it
+ * needs and checks for it itself: wake the keeper, and sleep on its
+ * condition variable, which it broadcasts after each change, for at most
+ * 100 ms.  False, without sleeping, once the deadline (on
+ * idgen_clock_monotonic_ms()'s scale) has passed.  Every wait for the
+ * keeper in this file loops on it.  Unless the caller prepared to sleep
+ * before its first check, the first turn only enters the condition
+ * variable's wait list and returns at once, so that a broadcast between
+ * the caller's check and the next turn is not lost; the caller ends its
+ * loop with ConditionVariableCancelSleep().
+ */
+static bool
+idgen_keeper_sleep(int64 deadline, const char *event, uint32 *wait_event)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	int64		remaining_ms = deadline - idgen_clock_monotonic_ms();
+	Latch	   *latch;
+
+	if (remaining_ms <= 0)
+		return false;
+	latch = idgen_keeper_latch();
+	if (latch != NULL)
+		SetLatch(latch);
+	(void) ConditionVariableTimedSleep(&keeper->cv, Min(remaining_ms, 100),
+									   idgen_wait_event(event, wait_event));
+	return true;
+}
+
+/*
  * Wait until the reservation covers need_ms, or fail.  Called by generators
  * (not holding any lock) whose next position is beyond it; deadline is on
  * the CLOCK_MONOTONIC millisecond scale of idgen_clock_monotonic_ms().
@@ -115,7 +144,6 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 	uint64		want = pg_atomic_read_u64(&keeper->want_ms);
 	IdgenKeeperState state;
 	int			code;
-	Latch	   *latch;
 	char		message[sizeof(keeper->message)];
 	bool		waited = false;
 	int64		started = idgen_clock_monotonic_ms();
@@ -129,15 +157,12 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 	ConditionVariablePrepareToSleep(&keeper->cv);
 	for (;;)
 	{
-		int64		remaining_ms;
-
 		if ((int64) pg_atomic_read_u64(&keeper->hwm_ms) > need_ms)
 			break;
 
 		SpinLockAcquire(&keeper->mutex);
 		state = keeper->state;
 		code = idgen_keeper_errcode_locked(keeper);
-		latch = keeper->latch;
 		strlcpy(message, keeper->message, sizeof(message));
 		SpinLockRelease(&keeper->mutex);
 
@@ -157,22 +182,15 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 		 * idgen_reservation_deadline); one that has failed, or waits for a
 		 * commit, gets the ordinary bound.
 		 */
-		remaining_ms = deadline - idgen_clock_monotonic_ms();
-		if (remaining_ms <= 0 ||
-			(state != IDGEN_KEEPER_STARTING &&
-			 idgen_clock_monotonic_ms() - started >= Max(idgen_max_wait_ms, 1000)))
+		if ((state != IDGEN_KEEPER_STARTING &&
+			 idgen_clock_monotonic_ms() - started >= Max(idgen_max_wait_ms, 1000)) ||
+			!idgen_keeper_sleep(deadline, "IdgenReservation",
+								&wait_event_reservation))
 		{
 			ConditionVariableCancelSleep();
 			idgen_keeper_report_unavailable(code, state, message);
 		}
-
-		if (latch != NULL)
-			SetLatch(latch);
 		waited = true;
-		(void) ConditionVariableTimedSleep(&keeper->cv,
-										   Min(remaining_ms, 100),
-										   idgen_wait_event("IdgenReservation",
-															&wait_event_reservation));
 	}
 	ConditionVariableCancelSleep();
 
@@ -182,33 +200,6 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 		keeper->waits++;
 		SpinLockRelease(&keeper->mutex);
 	}
-}
-
-/*
- * One turn of a wait for the keeper, for a caller that has posted what it
- * needs and checks for it itself: wake the keeper, and
- * sleep on its condition variable, which it broadcasts after each change,
- * for at most 100 ms.  False, without sleeping, once the deadline (on
- * idgen_clock_monotonic_ms()'s scale) has passed.  The first turn only
- * enters the condition variable's wait list and returns at once, so that
- * a broadcast between the caller's check and the next turn is not lost;
- * the caller ends its loop with ConditionVariableCancelSleep().
- */
-static bool
-idgen_keeper_sleep(int64 deadline, const char *event, uint32 *wait_event)
-{
-	IdgenKeeper *keeper = KEEPER(idgen_shared);
-	int64		remaining_ms = deadline - idgen_clock_monotonic_ms();
-	Latch	   *latch;
-
-	if (remaining_ms <= 0)
-		return false;
-	latch = idgen_keeper_latch();
-	if (latch != NULL)
-		SetLatch(latch);
-	(void) ConditionVariableTimedSleep(&keeper->cv, Min(remaining_ms, 100),
-									   idgen_wait_event(event, wait_event));
-	return true;
 }
 
 /*
@@ -261,10 +252,8 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 		bool		done;
 		IdgenKeeperState state;
 		int			code;
-		Latch	   *latch;
 		char		message[sizeof(keeper->message)];
 		char		floor_message[sizeof(keeper->floor_message)];
-		int64		remaining_ms;
 
 		SpinLockAcquire(&keeper->mutex);
 		done = sc->floor_durable[shard] >= position &&
@@ -273,7 +262,6 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 			  sc->released[shard] == want_released));
 		state = keeper->state;
 		code = idgen_keeper_errcode_locked(keeper);
-		latch = keeper->latch;
 		strlcpy(message, keeper->message, sizeof(message));
 		strlcpy(floor_message, keeper->floor_message, sizeof(floor_message));
 		SpinLockRelease(&keeper->mutex);
@@ -288,18 +276,12 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 					 errmsg("the new floor or release of shard %d could not be made durable", shard),
 					 errdetail("%s.", floor_message)));
 		}
-		remaining_ms = deadline - idgen_clock_monotonic_ms();
-		if (remaining_ms <= 0)
+		if (!idgen_keeper_sleep(deadline, "IdgenReservation",
+								&wait_event_reservation))
 		{
 			ConditionVariableCancelSleep();
 			idgen_keeper_report_unavailable(code, state, message);
 		}
-		if (latch != NULL)
-			SetLatch(latch);
-		(void) ConditionVariableTimedSleep(&keeper->cv,
-										   Min(remaining_ms, 100),
-										   idgen_wait_event("IdgenReservation",
-															&wait_event_reservation));
 	}
 	ConditionVariableCancelSleep();
 }
