@@ -190,8 +190,12 @@ for version in $versions; do
 		done
 		# failed assertions, and tests that died or bailed out midway
 		for f in "$work"/tmp_check/log/regress_log_*; do
-			[ -e "$f" ] && grep -qE 'not ok|Looks like your test (exited|died)|Bail out' "$f" &&
-				{ say "$f (last 80 lines)"; tail -n 80 "$f"; }
+			[ -e "$f" ] && grep -qE 'not ok|Looks like your test (exited|died)|Bail out' "$f" || continue
+			# why first (an SQL error or a timeout that ended the test), then the end
+			say "$f (what failed)"
+			grep -E '^\[.*\] not ok|error running SQL|timed out|died|Bail out' "$f" | head -n 20 || true
+			say "$f (last 80 lines)"
+			tail -n 80 "$f"
 		done
 		echo "test output for PostgreSQL $version kept in $work"
 	else
