@@ -18,7 +18,7 @@
  *	  they are the same, and print the same;
  *	- local value c maps to the value the header's formula gives,
  *	  computed here in 128 bits; values grow with c, lie in owned stripes,
- *	  and the last local value (tick_limit - 1) is the last that fits the
+ *	  and the last local value (counter.limit - 1) is the last that fits the
  *	  seq field; "first" is the first local value at or above "start";
  *	- the counter meets itself, and never meets a counter that owns the
  *	  other stripes (the check that refuses two definitions that could
@@ -116,7 +116,7 @@ check_counter(const char *in, const IdgenSpec *spec, int seq_bits)
 {
 	const IdgenCounterSpec *counter = &spec->counter;
 	uint128_t	range = (uint128_t) 1 << seq_bits;
-	uint64		limit = (uint64) spec->tick_limit;
+	uint64		limit = spec->counter.limit;
 	uint64		samples[8];
 	int			n = 0;
 
@@ -128,7 +128,7 @@ check_counter(const char *in, const IdgenSpec *spec, int seq_bits)
 				   "\"%s\": owned[%d] = %d", in, i, counter->owned[i]);
 
 	/* the range of local values */
-	FUZZ_CHECK(spec->tick_limit >= 1, "\"%s\": no local value fits", in);
+	FUZZ_CHECK(limit >= 1, "\"%s\": no local value fits", in);
 	FUZZ_CHECK(model_value(counter, limit - 1) < range,
 			   "\"%s\": local value " UINT64_FORMAT " is beyond the seq field", in, limit - 1);
 	FUZZ_CHECK(model_value(counter, limit) >= range,
@@ -243,7 +243,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_counter(owned ? owned : in, spec, seq_bits);
 	check_decode(layout, spec,
-				 (int64) (idgen_counter_value(&spec->counter, (uint64) spec->tick_limit / 3) |
+				 (int64) (idgen_counter_value(&spec->counter, spec->counter.limit / 3) |
 						  (uint64) idgen_spec_node_value(spec, 5, &epoch_given)));
 
 	/* parse, print, parse */
@@ -257,7 +257,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(again->counter.nowned == spec->counter.nowned &&
 			   memcmp(again->counter.owned, spec->counter.owned,
 					  sizeof(int32) * spec->counter.nowned) == 0 &&
-			   again->tick_limit == spec->tick_limit &&
+			   again->counter.limit == spec->counter.limit &&
 			   again->counter.first == spec->counter.first,
 			   "\"%s\" prints as \"%s\", which parses to other stripes",
 			   owned ? owned : "", printed);

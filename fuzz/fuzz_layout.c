@@ -160,14 +160,15 @@ check_fields(const char *text, const IdgenSpec *spec)
 static void
 check_range(const char *text, const IdgenSpec *spec)
 {
-	FUZZ_CHECK(spec->tick_limit >= 1, "\"%s\": tick limit " INT64_FORMAT, text,
-			   spec->tick_limit);
 	if (spec->time_field >= 0)
 	{
 		const IdgenField *t = &spec->fields[spec->time_field];
 		int			seq_bits = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].bits;
 		uint64		last_tick = (uint64) spec->tick_limit - 1;
 		uint64		max_id;
+
+		FUZZ_CHECK(spec->tick_limit >= 1, "\"%s\": tick limit " INT64_FORMAT, text,
+				   spec->tick_limit);
 
 		/* the last tick fits its field, and the ID it makes is not negative */
 		FUZZ_CHECK(last_tick <= fuzz_low_bits(t->bits),
@@ -186,7 +187,10 @@ check_range(const char *text, const IdgenSpec *spec)
 
 		FUZZ_CHECK(spec->width <= 63 && seq_bits <= 52 && spec->shard_field < 0,
 				   "\"%s\": counter of width %d, seq %d bits", text, spec->width, seq_bits);
-		FUZZ_CHECK(idgen_counter_value(&spec->counter, (uint64) spec->tick_limit - 1) <
+		FUZZ_CHECK(spec->counter.limit >= 1 && spec->tick_limit == 0,
+				   "\"%s\": counter limit " UINT64_FORMAT ", tick limit " INT64_FORMAT,
+				   text, spec->counter.limit, spec->tick_limit);
+		FUZZ_CHECK(idgen_counter_value(&spec->counter, spec->counter.limit - 1) <
 				   (UINT64CONST(1) << seq_bits),
 				   "\"%s\": the last local value does not fit the seq field", text);
 	}

@@ -206,8 +206,8 @@ idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch, int32 refill,
 			counter->owned[s] = s;
 	}
 	/* the local values whose seq values fit */
-	spec->tick_limit = (int64) idgen_counter_first_at(counter,
-													  UINT64CONST(1) << seq_bits);
+	counter->limit = idgen_counter_first_at(counter, UINT64CONST(1) << seq_bits);
+	spec->tick_limit = 0;
 
 	/* a start: the first local value at or above it */
 	if (start < 0 || (seq_bits < 63 && start >= (INT64CONST(1) << seq_bits)))
@@ -218,7 +218,7 @@ idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch, int32 refill,
 						   seq_bits, (UINT64CONST(1) << seq_bits) - 1)));
 	counter->start = (uint64) start;
 	counter->first = idgen_counter_first_at(counter, counter->start);
-	if ((int64) counter->first >= spec->tick_limit)
+	if (counter->first >= counter->limit)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("no value of the owned stripes lies at or above \"start\" " INT64_FORMAT, start)));
@@ -339,7 +339,7 @@ idgen_counter_value(const IdgenCounterSpec *counter, uint64 c)
 uint64
 idgen_counter_lead(const IdgenSpec *spec)
 {
-	uint64		share = (uint64) spec->tick_limit / IDGEN_COUNTER_RANGE_SHARE;
+	uint64		share = spec->counter.limit / IDGEN_COUNTER_RANGE_SHARE;
 
 	return Max((uint64) spec->counter.prefetch, Min(IDGEN_COUNTER_MAX_LEAD, share));
 }

@@ -247,7 +247,7 @@ idgen_registry_load_counters(Oid relid)
 		{
 			uint64		floor = idgen_counter_floor_of(&idgen_registry_slots[i], relid);
 
-			idgen_raise_position(&idgen_registry_gens[i].gen, Max(row, floor));
+			idgen_raise_counter_next(&idgen_registry_gens[i].gen, Max(row, floor));
 			if (floor > row)
 			{
 				idgen_registry_slots[i].state_rewrite = true;
@@ -300,7 +300,7 @@ idgen_registry_load_counters(Oid relid)
 			if (!slot->state_loaded && floor > 0)
 			{
 				/* lost, but this server recorded how far it had got */
-				idgen_raise_position(&idgen_registry_gens[i].gen, floor);
+				idgen_raise_counter_next(&idgen_registry_gens[i].gen, floor);
 				slot->state_rewrite = true;
 				ereport(WARNING,
 						(errmsg("idgen keeper: counter \"%s\" lost its durable state; it resumes above " UINT64_FORMAT ", where this server reserved it before",
@@ -389,7 +389,7 @@ idgen_registry_plan_counters(void)
 		reserved = pg_atomic_read_u64(&slot->counter_reserved);
 		want = pg_atomic_read_u64(&slot->counter_want);
 		SpinLockAcquire(&gen->mutex);
-		next = gen->last;
+		next = gen->at.next;
 		SpinLockRelease(&gen->mutex);
 		if (!(slot->state_rewrite || want > reserved || next >= reserved ||
 			  reserved - next < (uint64) slot->spec.counter.refill))
@@ -401,7 +401,7 @@ idgen_registry_plan_counters(void)
 		 * value handed out
 		 */
 		target = Min(Max(reserved, Max(next, want) + (uint64) slot->spec.counter.prefetch),
-					 (uint64) slot->spec.tick_limit);
+					 slot->spec.counter.limit);
 		if (target <= reserved && !slot->state_rewrite)
 			continue;			/* at the end of its range: nothing to add */
 		plan = &counter_plan[counter_plan_n++];
@@ -507,7 +507,7 @@ idgen_counter_floors_cover(void)
 
 			cf->bound = Max(cf->bound,
 							Min(counter_plan[p].reserved + IDGEN_COUNTER_FLOOR_STEPS * step,
-								(uint64) slot->spec.tick_limit));
+								slot->spec.counter.limit));
 			cf->raised_ms = now_ms;
 		}
 		cf->dboid = MyDatabaseId;

@@ -751,7 +751,7 @@ idgen_generator_status_rows(PG_FUNCTION_ARGS)
 			borrowed += gen->borrowed;
 			waits += gen->waits;
 			if (gen->issued > 0)
-				last = Max(last, gen->last);
+				last = Max(last, spec->time_field >= 0 ? gen->at.last : gen->at.next);
 		}
 		SpinLockAcquire(&idgen_registry_shm->mutex);
 		strlcpy(message, slot->message, sizeof(message));
@@ -784,7 +784,7 @@ idgen_generator_status_rows(PG_FUNCTION_ARGS)
 		values[11] = Int32GetDatum(idgen_slot_ngenerators(i));
 		if (spec->time_field < 0)
 		{
-			/* counters: "last" is the next local value, issued counts them */
+			/* counters: at.next is the next local value, issued counts them */
 			nulls[9] = nulls[10] = true;
 			if (last > 0)
 				values[12] = Int64GetDatum((int64) idgen_counter_value(&spec->counter, last - 1));
@@ -803,7 +803,7 @@ idgen_generator_status_rows(PG_FUNCTION_ARGS)
 			{
 				uint64		reserved = Max(pg_atomic_read_u64(&slot->counter_reserved), last);
 
-				if (reserved < (uint64) spec->tick_limit)
+				if (reserved < spec->counter.limit)
 					values[18] = Int64GetDatum((int64) idgen_counter_value(&spec->counter, reserved));
 				else
 					values[18] = Int64GetDatum((int64) (UINT64CONST(1) << spec->fields[spec->seq_field].bits));

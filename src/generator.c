@@ -39,7 +39,7 @@
  * behind the clock) must still get one.
  *
  * The counter rule (idgen_issue_counter_values, at the end of this file).
- * A counter has no clock: its state "last" is the next local value to hand
+ * A counter has no clock: its state at.next is the next local value to hand
  * out, and its reservation is the slot's counter_reserved.  Values below it
  * are issued at once; beyond it, either taken ahead within
  * idgen_counter_lead(), which the statement that took them then waits for
@@ -274,7 +274,7 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now_ms,
 		SpinLockRelease(&gen->mutex);
 		return IDGEN_EXHAUSTED;
 	}
-	next = Max(gen->last + 1, idgen_tick_position(layout, now));
+	next = Max(gen->at.last + 1, idgen_tick_position(layout, now));
 	last = next + count - 1;
 	next_tick = (int64) (last >> layout->seq_bits);
 	if (unlikely(next_tick >= layout->tick_limit))
@@ -314,7 +314,7 @@ idgen_try_issue(IdgenGenerator *gen, const IdgenLayout *layout, int64 now_ms,
 		*gap_ms = next_ms;
 		return IDGEN_BEYOND_RESERVATION;
 	}
-	gen->last = last;
+	gen->at.last = last;
 	gen->issued += count;
 	if (likely(layout->unit_ms == 1))
 		first_borrowed = Max(next, idgen_tick_position(layout, now + 1));
@@ -575,8 +575,8 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
 
 /*
  * Issue "count" consecutive local values of the counter generator in slot
- * i; returns the first.  A counter has no clock: its state "last" is the
- * next value to hand out, and the keeper's durable reservation for it is
+ * i; returns the first.  A counter has no clock: its state at.next is
+ * the next value to hand out, and the keeper's durable reservation for it is
  * counter_reserved, an exclusive bound.  Below it, at once.  Beyond it:
  * with IDGEN_LEAD_ASK, IDGEN_COUNTER_MAY_LEAD, for the caller to decide
  * whether values may be taken ahead (it must then wait for them at the end
@@ -620,11 +620,11 @@ idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
 				ConditionVariableCancelSleep();
 			return IDGEN_SWITCHED_OFF;
 		}
-		first = gen->last;
+		first = gen->at.next;
 		need = first + count;
-		if (likely(need <= reserved && need <= (uint64) slot->spec.tick_limit))
+		if (likely(need <= reserved && need <= slot->spec.counter.limit))
 		{
-			gen->last = need;
+			gen->at.next = need;
 			gen->issued += count;
 			if (unlikely(waited))
 				gen->waits++;
@@ -638,14 +638,14 @@ idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
 
 		/*
 		 * Beyond the reservation, once the keeper has published one in
-		 * this shared memory (so "last" stands above every floor it
+		 * this shared memory (so at.next stands above every floor it
 		 * loaded): within the lead, pending this statement's end.
 		 */
 		if (lead == IDGEN_LEAD_TAKE && reserved > 0 &&
-			need <= (uint64) slot->spec.tick_limit &&
+			need <= slot->spec.counter.limit &&
 			need - reserved <= idgen_counter_lead(&slot->spec))
 		{
-			gen->last = need;
+			gen->at.next = need;
 			gen->issued += count;
 			SpinLockRelease(&gen->mutex);
 			if (waited)
@@ -659,7 +659,7 @@ idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
 		}
 		SpinLockRelease(&gen->mutex);
 
-		if (need > (uint64) slot->spec.tick_limit)
+		if (need > slot->spec.counter.limit)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("counter generator \"%s\" is exhausted", slot->name),
@@ -741,8 +741,21 @@ void
 idgen_raise_position(IdgenGenerator *gen, uint64 position)
 {
 	SpinLockAcquire(&gen->mutex);
-	if (gen->last < position)
-		gen->last = position;
+	if (gen->at.last < position)
+		gen->at.last = position;
+	SpinLockRelease(&gen->mutex);
+}
+
+/*
+ * Make sure a counter never hands out a local value below "next" (a floor
+ * from its durable state, a lease record or the data directory's file).
+ */
+void
+idgen_raise_counter_next(IdgenGenerator *gen, uint64 next)
+{
+	SpinLockAcquire(&gen->mutex);
+	if (gen->at.next < next)
+		gen->at.next = next;
 	SpinLockRelease(&gen->mutex);
 }
 

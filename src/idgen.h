@@ -107,7 +107,17 @@ typedef struct IdgenGenerator
 	slock_t		mutex;
 	bool		owned;			/* may issue here (instagram: idgen.shards
 								 * and instagram_id_release) */
-	uint64		last;			/* position of the last ID issued; 0 = none */
+
+	/*
+	 * Where it stands: for a time layout, the position of the last ID
+	 * issued (0 = none); for a counter, the next local value to hand out.
+	 * One word under two names, so that each use says which it reads.
+	 */
+	union
+	{
+		uint64		last;
+		uint64		next;
+	}			at;
 	int64		clock_tick;		/* latest wall-clock tick read under mutex */
 	uint64		issued;			/* IDs issued */
 	uint64		borrowed;		/* IDs issued with a timestamp ahead of the
@@ -486,6 +496,8 @@ typedef struct IdgenCounterSpec
 	int32		refill;
 	uint64		start;			/* no seq value below it is handed out */
 	uint64		first;			/* the first local value at or above it */
+	uint64		limit;			/* the first local value whose seq value
+								 * does not fit the seq field */
 } IdgenCounterSpec;
 
 typedef struct IdgenSpec
@@ -499,7 +511,8 @@ typedef struct IdgenSpec
 	int			node_bits;		/* all node fields together */
 	int64		epoch_unix_ms;
 	int32		unit_ms;
-	int64		tick_limit;		/* first tick that cannot be issued */
+	int64		tick_limit;		/* first tick that cannot be issued (0 for
+								 * a counter: counter.limit bounds it) */
 	IdgenCounterSpec counter;	/* counter layouts only */
 } IdgenSpec;
 
@@ -658,6 +671,7 @@ extern int64 idgen_position_unix_ms(const IdgenLayout *layout, uint64 position);
 extern void idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 							  int64 floor_ms);
 extern void idgen_raise_position(IdgenGenerator *gen, uint64 position);
+extern void idgen_raise_counter_next(IdgenGenerator *gen, uint64 next);
 extern void idgen_raise_fixed_floors(int64 floor_ms, bool node_only);
 IDGEN_NORETURN extern void idgen_report_never_switched_off(void);
 

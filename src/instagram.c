@@ -224,7 +224,7 @@ idgen_instagram_id_release(PG_FUNCTION_ARGS)
 	gen = &shared->instagram[shard].gen;
 	SpinLockAcquire(&gen->mutex);
 	gen->owned = false;
-	last = gen->last;
+	last = gen->at.last;
 	SpinLockRelease(&gen->mutex);
 
 	/*
@@ -243,7 +243,7 @@ idgen_instagram_id_release(PG_FUNCTION_ARGS)
 	 */
 	SpinLockAcquire(&gen->mutex);
 	gen->owned = false;
-	last = gen->last;
+	last = gen->at.last;
 	SpinLockRelease(&gen->mutex);
 
 	if (idgen_owns_shard(shard))

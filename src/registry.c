@@ -130,7 +130,7 @@ idgen_registry_raise_node_floors(int64 floor_unix_ms)
 void
 idgen_counter_raise_floor(int i, uint64 floor)
 {
-	idgen_raise_position(&idgen_registry_gens[i].gen, floor);
+	idgen_raise_counter_next(&idgen_registry_gens[i].gen, floor);
 	pg_write_barrier();
 	pg_atomic_fetch_add_u32(&idgen_registry_slots[i].counter_floor_epoch, 1);
 	/*
@@ -373,7 +373,7 @@ idgen_registry_install(const IdgenRegistryRow *row)
 			uint64		floor;
 
 			if (idgen_lease_counter_floor(name, &floor))
-				idgen_raise_position(gen, floor);
+				idgen_raise_counter_next(gen, floor);
 		}
 	}
 	pg_atomic_init_u32(&slot->state, IDGEN_SLOT_REFUSED);

@@ -47,7 +47,7 @@ typedef struct IdgenNamedSlot
 	 * durably reserved (published by the keeper only after a durable
 	 * commit); counter_want is the highest a waiting caller, or a
 	 * statement or commit waiting for values taken ahead, needs.  The
-	 * generator's "last" is the next local value to hand out; it may run
+	 * generator's at.next is the next local value to hand out; it may run
 	 * up to idgen_counter_lead() beyond counter_reserved, pending the end
 	 * of the statement that took them (counter.c).  A caller that
 	 * takes a value beyond counter_wake (the reservation less refill)

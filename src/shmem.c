@@ -78,7 +78,7 @@ idgen_generator_init(IdgenGenerator *gen, bool owned)
 {
 	SpinLockInit(&gen->mutex);
 	gen->owned = owned;
-	gen->last = 0;
+	gen->at.last = 0;
 	gen->clock_tick = 0;
 	gen->issued = 0;
 	gen->borrowed = 0;

@@ -213,7 +213,7 @@ idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
 
 			SpinLockAcquire(&gen->mutex);
 			owned = gen->owned;
-			next = gen->last;
+			next = gen->at.next;
 			SpinLockRelease(&gen->mutex);
 			if (owned)
 				return PG_UINT64_MAX;
@@ -225,7 +225,7 @@ idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
 			reserved_known = true;
 		}
 	}
-	if (!reserved_known || reserved >= (uint64) spec->tick_limit)
+	if (!reserved_known || reserved >= spec->counter.limit)
 		return PG_UINT64_MAX;
 	return idgen_counter_value(&spec->counter, reserved);
 }

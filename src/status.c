@@ -194,14 +194,14 @@ idgen_status(PG_FUNCTION_ARGS)
 			volatile IdgenGenerator *ig_live = &idgen_shared->instagram[shard].gen;
 			IdgenGenerator ig;
 
-			ig.last = ig_live->last;
+			ig.at.last = ig_live->at.last;
 			ig.issued = ig_live->issued;
 			ig.borrowed = ig_live->borrowed;
 			ig.waits = ig_live->waits;
 			ig.regressions = ig_live->regressions;
 
 			if (ig.issued > 0)
-				ig_last = Max(ig_last, ig.last);
+				ig_last = Max(ig_last, ig.at.last);
 			ig_issued += ig.issued;
 			ig_shards += (ig.issued > 0);
 			borrowed += ig.borrowed;
@@ -210,7 +210,7 @@ idgen_status(PG_FUNCTION_ARGS)
 		}
 
 		idgen_set_last(values, nulls, IDGEN_STATUS_SNOWFLAKE_LAST,
-					   IDGEN_STATUS_SNOWFLAKE_LEAD, sf.last, sf.issued,
+					   IDGEN_STATUS_SNOWFLAKE_LEAD, sf.at.last, sf.issued,
 					   IDGEN_SNOWFLAKE_SEQ_BITS, now);
 		STATUS_SET(IDGEN_STATUS_SNOWFLAKE_ISSUED, Int64GetDatum((int64) sf.issued));
 		idgen_set_last(values, nulls, IDGEN_STATUS_INSTAGRAM_LAST,
