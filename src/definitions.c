@@ -370,30 +370,21 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 }
 
 /*
- * idgen_create_generator(name, layout, epoch DEFAULT NULL, unit DEFAULT
- * NULL): define a named generator.  A preset brings its epoch and unit
- * unless given; fields take idgen.epoch and 1 ms.  Superuser, in
- * idgen.database.
+ * The definition idgen_create_generator()'s arguments give, checked: its
+ * layout with epoch and unit (a preset brings its own unless given; fields
+ * take idgen.epoch and 1 ms), its counter options, a time field that has
+ * not run out, and node fields that hold this server's node id.
  */
-PG_FUNCTION_INFO_V1(idgen_create_generator);
-Datum
-idgen_create_generator(PG_FUNCTION_ARGS)
+static void
+idgen_definition_of_args(FunctionCallInfo fcinfo, const char *name,
+						 IdgenSpec *spec)
 {
-	char	   *name;
-	char	   *layout_text;
-	IdgenSpec	spec;
+	char	   *layout_text = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	bool		epoch_given;
 	bool		unit_given;
 	int64		epoch;
 	int32		unit;
 	bool		fits;
-	char	   *table;
-	char	   *canonical;
-	Oid			argtypes[10] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID,
-	INT4OID, INT4OID, INT4OID, TEXTOID, INT8OID, INT8OID};
-	Datum		values[10];
-	char		nulls[11] = "          ";
-	int			ret;
 	int32		prefetch = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4);
 	int32		refill = PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5);
 	int32		stripes = PG_ARGISNULL(6) ? 0 : PG_GETARG_INT32(6);
@@ -401,32 +392,21 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	int64		segment = PG_ARGISNULL(8) ? 0 : PG_GETARG_INT64(8);
 	int64		start = PG_ARGISNULL(9) ? 0 : PG_GETARG_INT64(9);
 
-	idgen_require_superuser("idgen_create_generator");
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("name and layout must not be null")));
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	layout_text = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	idgen_require_control_database("idgen_create_generator");
-	idgen_refuse_in_recovery("idgen_create_generator");
-	idgen_check_generator_name(name);
-
-	idgen_parse_layout(layout_text, &spec, &epoch_given, &unit_given);
-	epoch = epoch_given ? spec.epoch_unix_ms : idgen_epoch_unix_ms;
-	unit = unit_given ? spec.unit_ms : 1;
+	idgen_parse_layout(layout_text, spec, &epoch_given, &unit_given);
+	epoch = epoch_given ? spec->epoch_unix_ms : idgen_epoch_unix_ms;
+	unit = unit_given ? spec->unit_ms : 1;
 	if (!PG_ARGISNULL(2))
 		epoch = idgen_epoch_to_unix_ms(PG_GETARG_TIMESTAMPTZ(2));
 	if (!PG_ARGISNULL(3))
 		unit = idgen_interval_to_unit_ms(PG_GETARG_INTERVAL_P(3));
-	idgen_spec_set_clock(&spec, epoch, unit);
+	idgen_spec_set_clock(spec, epoch, unit);
 	if ((!PG_ARGISNULL(4) && prefetch == 0) || (!PG_ARGISNULL(6) && stripes == 0) ||
 		(!PG_ARGISNULL(8) && segment == 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid counter options"),
 				 errdetail("\"prefetch\", \"stripes\" and \"segment\" are at least 1.")));
-	idgen_parse_counter_options(&spec, prefetch, refill, stripes, owned, segment,
+	idgen_parse_counter_options(spec, prefetch, refill, stripes, owned, segment,
 								start);
 
 	if (epoch > idgen_clock_unix_ms())
@@ -434,29 +414,174 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("the epoch of generator \"%s\" is in the future", name),
 				 errdetail("IDs count ticks since the epoch.")));
-	if (spec.time_field >= 0 &&
-		idgen_floor_div(idgen_clock_unix_ms() - epoch, unit) >= spec.tick_limit)
+	if (spec->time_field >= 0 &&
+		idgen_floor_div(idgen_clock_unix_ms() - epoch, unit) >= spec->tick_limit)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("the time field of generator \"%s\" has run out already", name),
 				 errdetail("%d bits of %d ms ticks since the epoch end before now.",
-						   spec.fields[spec.time_field].bits, unit)));
-	if (spec.node_bits > 0)
+						   spec->fields[spec->time_field].bits, unit)));
+	if (spec->node_bits > 0)
 	{
 		int32		node_id = idgen_current_node_id();
 
 		if (node_id < 0)
 			idgen_report_no_node("idgen_create_generator");
-		(void) idgen_spec_node_value(&spec, node_id, &fits);
+		(void) idgen_spec_node_value(spec, node_id, &fits);
 		if (!fits)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("\"idgen.node_id\" (%d) does not fit the layout's %d node bits",
-							node_id, spec.node_bits),
+							node_id, spec->node_bits),
 					 errhint("Widen the node fields, or give this server a smaller node id.")));
 	}
+}
 
-	canonical = idgen_spec_text(&spec);
+/* The columns of idgen_generator a definition is stored in, as SPI wants them. */
+#define IDGEN_DEF_NCOLUMNS 10
+
+typedef struct IdgenDefinitionRow
+{
+	Oid			argtypes[IDGEN_DEF_NCOLUMNS];
+	Datum		values[IDGEN_DEF_NCOLUMNS];
+	char		nulls[IDGEN_DEF_NCOLUMNS + 1];
+} IdgenDefinitionRow;
+
+static void
+idgen_definition_row(const char *name, const IdgenSpec *spec,
+					 IdgenDefinitionRow *row)
+{
+	static const Oid argtypes[IDGEN_DEF_NCOLUMNS] = {TEXTOID, TEXTOID,
+		TIMESTAMPTZOID, INT4OID, INT4OID, INT4OID, INT4OID, TEXTOID, INT8OID,
+	INT8OID};
+
+	memcpy(row->argtypes, argtypes, sizeof(argtypes));
+	memset(row->nulls, ' ', IDGEN_DEF_NCOLUMNS);
+	row->nulls[IDGEN_DEF_NCOLUMNS] = '\0';
+	row->values[0] = CStringGetTextDatum(name);
+	row->values[1] = CStringGetTextDatum(idgen_spec_text(spec));
+	row->values[2] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms));
+	row->values[3] = Int32GetDatum(spec->unit_ms);
+	if (spec->time_field < 0)
+	{
+		row->values[4] = Int32GetDatum(spec->counter.prefetch);
+		row->values[5] = Int32GetDatum(spec->counter.refill);
+		row->values[6] = Int32GetDatum(spec->counter.stripes);
+		row->values[7] = CStringGetTextDatum(idgen_counter_options_text(spec));
+		row->values[8] = Int64GetDatum(spec->counter.segment);
+		row->values[9] = Int64GetDatum((int64) spec->counter.start);
+	}
+	else
+		memset(row->nulls + 4, 'n', 6);
+}
+
+/*
+ * Re-create a dropped generator whose row (locked, in SPI's tuple table)
+ * the new definition must match: a name is never reused for another
+ * definition.  It is un-dropped, and switched on at commit.
+ */
+static void
+idgen_undrop_definition(const char *name, const IdgenSpec *spec,
+						const char *table, IdgenDefinitionRow *row)
+{
+	IdgenSpec  *had = palloc(sizeof(IdgenSpec));
+	bool		dropped = false;
+	bool		same = idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, had, &dropped) &&
+		idgen_spec_same(had, spec);
+
+	if (!same)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
+				 errdetail("A name is never reused for another definition, dropped or not: its IDs may still exist."),
+				 errhint("Choose another name.")));
+	if (!dropped)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("generator \"%s\" already exists", name)));
+	/* others created since it was dropped may begin above its values */
+	idgen_refuse_same_ids(name, spec, table);
+	if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = NULL WHERE name OPERATOR(pg_catalog.=) $1", table),
+							  1, row->argtypes, row->values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update idgen_generator");
+	idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, true);
+}
+
+/*
+ * Store a new definition, and a counter's durable state at its first local
+ * value.
+ */
+static void
+idgen_insert_definition(const char *name, const IdgenSpec *spec,
+						const char *table, IdgenDefinitionRow *row)
+{
+	int			slot = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
+	Oid			state_types[2] = {TEXTOID, INT8OID};
+	Datum		state_values[2];
+
+	/*
+	 * No row, but this server still runs the name: its row went with a
+	 * dropped extension.  IDs of that definition may exist.
+	 */
+	if (slot >= 0 && !idgen_spec_same(&idgen_registry_slots[slot].spec, spec))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
+				 errdetail("This server still runs that definition, whose row was dropped with the extension since; a name is never reused for another definition."),
+				 errhint("Choose another name.")));
+	idgen_refuse_same_ids(name, spec, table);
+	if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment, start) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", table),
+							  IDGEN_DEF_NCOLUMNS, row->argtypes, row->values,
+							  row->nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into idgen_generator");
+
+	/*
+	 * A slot of the name left from before the extension was re-created
+	 * runs this very definition (checked above): switch it on at commit,
+	 * as for a re-creation.  Otherwise only noted, for
+	 * idgen_registry_require_committed(); the keeper installs it.
+	 */
+	idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, slot >= 0);
+
+	/*
+	 * A counter starts with its durable state, at its first local value (0,
+	 * or the first at or above "start"): a counter whose row is missing
+	 * later has lost it, and is refused rather than started again at 0.
+	 */
+	state_values[0] = row->values[0];
+	state_values[1] = Int64GetDatum((int64) spec->counter.first);
+	if (spec->time_field < 0 &&
+		SPI_execute_with_args(psprintf("INSERT INTO %s_counter_state (name, reserved) SELECT $1, $2 WHERE NOT EXISTS (SELECT FROM %s_counter_state WHERE name OPERATOR(pg_catalog.=) $1)",
+									   idgen_registry_schema_prefix(), idgen_registry_schema_prefix()),
+							  2, state_types, state_values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into idgen_counter_state");
+}
+
+/*
+ * idgen_create_generator(name, layout, epoch DEFAULT NULL, unit DEFAULT
+ * NULL, counter options DEFAULT NULL): define a named generator, or
+ * re-create a dropped one with the same definition.  Superuser, in
+ * idgen.database.
+ */
+PG_FUNCTION_INFO_V1(idgen_create_generator);
+Datum
+idgen_create_generator(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	char	   *table;
+	IdgenSpec	spec;
+	IdgenDefinitionRow row;
+
+	idgen_require_superuser("idgen_create_generator");
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("name and layout must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	idgen_require_control_database("idgen_create_generator");
+	idgen_refuse_in_recovery("idgen_create_generator");
+	idgen_check_generator_name(name);
+	idgen_definition_of_args(fcinfo, name, &spec);
 	table = idgen_registry_table();
 
 	/*
@@ -468,95 +593,18 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	LockRelationOid(idgen_registry_relid(), ShareRowExclusiveLock);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-
-	/* the row as it would be stored */
-	values[0] = CStringGetTextDatum(name);
-	values[1] = CStringGetTextDatum(canonical);
-	values[2] = TimestampTzGetDatum(idgen_unix_ms_to_timestamptz(epoch));
-	values[3] = Int32GetDatum(unit);
-	if (spec.time_field < 0)
-	{
-		values[4] = Int32GetDatum(spec.counter.prefetch);
-		values[5] = Int32GetDatum(spec.counter.refill);
-		values[6] = Int32GetDatum(spec.counter.stripes);
-		values[7] = CStringGetTextDatum(idgen_counter_options_text(&spec));
-		values[8] = Int64GetDatum(spec.counter.segment);
-		values[9] = Int64GetDatum((int64) spec.counter.start);
-	}
-	else
-		memset(nulls + 4, 'n', 6);
+	idgen_definition_row(name, &spec, &row);
 
 	/* a name is never reused for another definition; re-creating un-drops */
-	ret = SPI_execute_with_args(psprintf("SELECT " IDGEN_REG_COLUMNS
-										 " FROM %s WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-										 table),
-								1, argtypes, values, NULL, false, 0);
-	if (ret != SPI_OK_SELECT)
+	if (SPI_execute_with_args(psprintf("SELECT " IDGEN_REG_COLUMNS
+									   " FROM %s WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+									   table),
+							  1, row.argtypes, row.values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read idgen_generator");
 	if (SPI_processed > 0)
-	{
-		IdgenSpec  *had = palloc(sizeof(IdgenSpec));
-		bool		dropped = false;
-		bool		same = idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, had, &dropped) &&
-			idgen_spec_same(had, &spec);
-
-		if (!same)
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
-					 errdetail("A name is never reused for another definition, dropped or not: its IDs may still exist."),
-					 errhint("Choose another name.")));
-		if (!dropped)
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("generator \"%s\" already exists", name)));
-		/* others created since it was dropped may begin above its values */
-		idgen_refuse_same_ids(name, &spec, table);
-		if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = NULL WHERE name OPERATOR(pg_catalog.=) $1", table),
-								  1, argtypes, values, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not update idgen_generator");
-		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, true);
-	}
+		idgen_undrop_definition(name, &spec, table, &row);
 	else
-	{
-		int			slot = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
-
-		/*
-		 * No row, but this server still runs the name: its row went with a
-		 * dropped extension.  IDs of that definition may exist.
-		 */
-		if (slot >= 0 && !idgen_spec_same(&idgen_registry_slots[slot].spec, &spec))
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
-					 errdetail("This server still runs that definition, whose row was dropped with the extension since; a name is never reused for another definition."),
-					 errhint("Choose another name.")));
-		idgen_refuse_same_ids(name, &spec, table);
-		if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment, start) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", table),
-								  10, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not insert into idgen_generator");
-		/*
-		 * A slot of the name left from before the extension was re-created
-		 * runs this very definition (checked above): switch it on at
-		 * commit, as for a re-creation.  Otherwise only noted, for
-		 * idgen_registry_require_committed(); the keeper installs it.
-		 */
-		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, slot >= 0);
-
-		/*
-		 * A counter starts with its durable state, at its first local
-		 * value (0, or the first at or above "start"): a counter whose row
-		 * is missing later has lost it, and is refused rather than started
-		 * again at 0.
-		 */
-		values[1] = Int64GetDatum((int64) spec.counter.first);
-		argtypes[1] = INT8OID;
-		if (spec.time_field < 0 &&
-			SPI_execute_with_args(psprintf("INSERT INTO %s_counter_state (name, reserved) SELECT $1, $2 WHERE NOT EXISTS (SELECT FROM %s_counter_state WHERE name OPERATOR(pg_catalog.=) $1)",
-										   idgen_registry_schema_prefix(), idgen_registry_schema_prefix()),
-								  2, argtypes, values, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not insert into idgen_counter_state");
-	}
+		idgen_insert_definition(name, &spec, table, &row);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
