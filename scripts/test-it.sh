@@ -193,7 +193,7 @@ for version in $versions; do
 			[ -e "$f" ] && grep -qE 'not ok|Looks like your test (exited|died)|Bail out' "$f" || continue
 			# why first (an SQL error or a timeout that ended the test), then the end
 			say "$f (what failed)"
-			grep -E '^\[.*\] not ok|error running SQL|timed out|died|Bail out' "$f" | head -n 20 || true
+			grep -E '\([0-9.]+s\) (not ok|#   Failed test)|error running SQL|timed out|died|Bail out' "$f" | head -n 20 || true
 			say "$f (last 80 lines)"
 			tail -n 80 "$f"
 		done

@@ -8,13 +8,12 @@
  * idgen_generator and idgen_generator_grant in idgen.database, refusing a
  * definition that could issue the same IDs as another (under a table lock
  * held to commit).  Their transaction callbacks apply a drop or
- * re-creation to the slot at commit and ask the keeper to load; the same
- * callbacks wait, before commit, for the counter values the backend took
- * ahead (counterissue.c's pending list).  idgen_generator_status_rows() is the
- * view of the slots.
+ * re-creation to the slot at commit and ask the keeper to load (the wait
+ * for counter values taken ahead is counterissue.c's own callback).
+ * idgen_generator_status_rows() is the view of the slots.
  *
- * Uses the slots through registry.h (registry.c) and the pending list of
- * counterissue.c; the keeper installs what these functions commit.
+ * Uses the slots through registry.h (slots.c, registry.c); the keeper
+ * installs what these functions commit.
  *
  * IDENTIFICATION
  *	  src/definitions.c
