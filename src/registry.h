@@ -49,7 +49,8 @@ typedef struct IdgenNamedSlot
 	 * statement or commit waiting for values taken ahead, needs.  The
 	 * generator's at.next is the next local value to hand out; it may run
 	 * up to idgen_counter_lead() beyond counter_reserved, pending the end
-	 * of the statement that took them (counter.c).  A caller that
+	 * of the statement that took them (the rule in generator.c, the
+	 * pending list and its waits in counterissue.c).  A caller that
 	 * takes a value beyond counter_wake (the reservation less refill)
 	 * claims it, setting it to PG_UINT64_MAX, and wakes the keeper: so the
 	 * keeper starts extending when fewer than refill values remain, not
