@@ -126,7 +126,10 @@ CREATE TABLE idgen_generator (
 	owned text,
 	segment bigint,
 	-- the counter hands out no value below it
-	start bigint
+	start bigint,
+	-- the ID space it shares with the generators of the same space, in
+	-- which their IDs are unique; NULL: a number line of its own
+	space text
 );
 CREATE UNIQUE INDEX idgen_generator_name ON idgen_generator (name);
 COMMENT ON TABLE idgen_generator IS
@@ -154,7 +157,8 @@ BEGIN
 	   OR NEW.created IS DISTINCT FROM OLD.created
 	   OR NEW.prefetch IS DISTINCT FROM OLD.prefetch OR NEW.refill IS DISTINCT FROM OLD.refill
 	   OR NEW.stripes IS DISTINCT FROM OLD.stripes OR NEW.owned IS DISTINCT FROM OLD.owned
-	   OR NEW.segment IS DISTINCT FROM OLD.segment OR NEW.start IS DISTINCT FROM OLD.start THEN
+	   OR NEW.segment IS DISTINCT FROM OLD.segment OR NEW.start IS DISTINCT FROM OLD.start
+	   OR NEW.space IS DISTINCT FROM OLD.space THEN
 		RAISE EXCEPTION 'the definition of generator "%" cannot change', OLD.name
 			USING ERRCODE = '55000',
 			      HINT = 'Drop it and create one under a new name.';
@@ -218,15 +222,16 @@ CREATE FUNCTION idgen_create_generator(name text, layout text,
 	epoch timestamptz DEFAULT NULL, unit interval DEFAULT NULL,
 	prefetch integer DEFAULT NULL, refill integer DEFAULT NULL,
 	stripes integer DEFAULT NULL, owned text DEFAULT NULL,
-	segment bigint DEFAULT NULL, start bigint DEFAULT NULL)
+	segment bigint DEFAULT NULL, start bigint DEFAULT NULL,
+	space text DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'idgen_create_generator'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint, bigint) IS
-'define a named generator (superuser, in idgen.database): layout fields or a preset; epoch and unit default to the preset''s, else idgen.epoch and 1 ms; prefetch, refill, stripes, owned, segment and start for counter layouts';
+COMMENT ON FUNCTION idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint, bigint, text) IS
+'define a named generator (superuser, in idgen.database): layout fields or a preset; epoch and unit default to the preset''s, else idgen.epoch and 1 ms; prefetch, refill, stripes, owned, segment and start for counter layouts; space: an ID space shared with other generators, snowflake_id or instagram_id (NULL: its own)';
 
-REVOKE EXECUTE ON FUNCTION idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint, bigint) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint, bigint, text) FROM PUBLIC;
 
 CREATE FUNCTION idgen_drop_generator(name text, force boolean DEFAULT false)
 RETURNS void
@@ -352,7 +357,8 @@ CREATE FUNCTION idgen_generator_status_rows(
 	OUT refill integer,
 	OUT stripes integer,
 	OUT owned text,
-	OUT counter_bound bigint)
+	OUT counter_bound bigint,
+	OUT space text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'idgen_generator_status_rows'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

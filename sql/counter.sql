@@ -7,14 +7,16 @@
 \set SHOW_CONTEXT never
 -- seed 000: 1 | 7-bit zone (constant 3) | 16-bit worker (the node id) | 40-bit counter
 SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40');
--- Counters on one server must not be able to hand out the same value, so
--- these keep to their own value spaces with a constant top bit ("half")
--- or constant bits above 31 ("flag").
+-- Counters of one shared ID space must not be able to hand out the same
+-- value, so these two, in space "legacy_ids", keep apart with a constant
+-- top bit ("half").
 -- Flickr's ticket servers: this one hands out the odd ones
-SELECT idgen_create_generator('odd', 'half:1=0 seq:30', stripes => 2, owned => '1');
+SELECT idgen_create_generator('odd', 'half:1=0 seq:30', stripes => 2, owned => '1',
+                              space => 'legacy_ids');
 -- seed 004: 4 stripes of 100-value segments, this server owns 0 and 2
 SELECT idgen_create_generator('balanced', 'half:1=1 seq:30', stripes => 4, owned => '0, 2',
-                              segment => 100, prefetch => 50, refill => 10);
+                              segment => 100, prefetch => 50, refill => 10,
+                              space => 'legacy_ids');
 SELECT idgen_create_generator('tiny', 'flag:1=1 gap:21=0 seq:10', prefetch => 100);
 SELECT name, layout, prefetch, refill, stripes, owned, segment
   FROM idgen_generator WHERE layout !~ 'time' ORDER BY name;
@@ -34,15 +36,34 @@ SELECT idgen_create_generator('x', 'node:10 seq:53');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('x', 'seq:31', stripes => 2, owned => '');
 \echo :LAST_ERROR_SQLSTATE
--- the same IDs as another counter: 42710
-SELECT idgen_create_generator('x', 'half:1=1 seq:30', stripes => 4, owned => '2,0', segment => 100);
+-- the same IDs as another counter of its space: 42710
+SELECT idgen_create_generator('x', 'half:1=1 seq:30', stripes => 4, owned => '2,0', segment => 100,
+                              space => 'legacy_ids');
 \echo :LAST_ERROR_SQLSTATE
+
+-- ID spaces: by default each counter is a number line of its own, as a
+-- sequence is.  Two of one layout each count from 0 (or their start), and
+-- neither moves the other.
+SELECT idgen_create_generator('invoices', 'seq:40');
+SELECT idgen_create_generator('tickets_b', 'seq:40');
+SELECT idgen_create_generator('tickets_c', 'seq:40', start => 1000000);
 -- a counter starts with its durable state row (which the keeper, told of
 -- the commit, may have extended already)
 SELECT name, reserved >= 0 AS has_state FROM idgen_counter_state ORDER BY name;
 
 \c contrib_regression
 \set SHOW_CONTEXT never
+-- counters of their own spaces, drawn in turn: each dense from its first
+-- value, as if the others were not there
+SELECT count(DISTINCT a) AS drawn,
+       min(a) = 0 AND max(a) = count(*) - 1 AS invoices_from_0,
+       min(b) = 0 AND max(b) = count(*) - 1 AS tickets_b_from_0,
+       min(c) = 1000000 AND max(c) = 1000000 + count(*) - 1 AS tickets_c_from_start
+  FROM (SELECT n, idgen_next('invoices') AS a, idgen_next('tickets_b') AS b,
+               idgen_next('tickets_c') AS c
+          FROM generate_series(1, 3000) n) s;
+SELECT name, space FROM idgen_generator_status
+ WHERE name IN ('invoices', 'tickets_b', 'tickets_c', 'odd', 'balanced') ORDER BY name;
 -- seed 000: dense from 0 while the server runs, zone and worker in place
 SELECT count(*) AS ids, count(DISTINCT id) = count(*) AS all_distinct,
        bool_and(id > prev) AS strictly_increasing,
@@ -123,21 +144,26 @@ SELECT prefetch, refill FROM idgen_generator_status WHERE name = 'tiny';
 -- begins at or above the old one's bound ("start"), never below
 \c postgres
 \set SHOW_CONTEXT never
-SELECT idgen_create_generator('orders', 'top:3=5 seq:31', stripes => 2, owned => '0');
+SELECT idgen_create_generator('orders', 'top:3=5 seq:31', stripes => 2, owned => '0',
+                              space => 'orders');
 SELECT count(DISTINCT idgen_next('orders')) AS orders_drawn FROM generate_series(1, 5);
 \set VERBOSITY terse
-SELECT idgen_create_generator('orders_v2', 'top:3=5 seq:31', stripes => 4, owned => '0,2');
+SELECT idgen_create_generator('orders_v2', 'top:3=5 seq:31', stripes => 4, owned => '0,2',
+                              space => 'orders');
 SELECT idgen_drop_generator('orders', force => true);
 SELECT counter_bound AS orders_bound FROM idgen_generator_status WHERE name = 'orders' \gset
 -- (the old one's values are even and below its bound: bound - 2 may be one)
 SELECT idgen_create_generator('orders_v2', 'top:3=5 seq:31', stripes => 4, owned => '0,2',
-                              start => :orders_bound - 2);
+                              start => :orders_bound - 2, space => 'orders');
 SELECT idgen_create_generator('orders_v2', 'top:3=5 seq:31', stripes => 4, owned => '0,2',
-                              start => :orders_bound);
+                              start => :orders_bound, space => 'orders');
 SELECT bool_and(id & ((1::bigint << 31) - 1) >= :orders_bound) AS above_the_old_bound,
        bool_and(id % 2 = 0) AS own_stripes, count(DISTINCT id) AS drawn
   FROM (SELECT idgen_next('orders_v2') AS id FROM generate_series(1, 100)) s;
--- the old one cannot come back over the new one's values
+-- the old one cannot come back over the new one's values, nor in
+-- another space: a name keeps its definition
+SELECT idgen_create_generator('orders', 'top:3=5 seq:31', stripes => 2, owned => '0',
+                              space => 'orders');
 SELECT idgen_create_generator('orders', 'top:3=5 seq:31', stripes => 2, owned => '0');
 -- start is for counters, within the seq field, on an owned value
 SELECT idgen_create_generator('bad_start', 'time:41 node:10 seq:12', start => 5);

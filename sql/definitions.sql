@@ -1,34 +1,40 @@
 --
--- What a definition's bits mean: two definitions that could issue the same
--- ID on this server (idgen.node_id = 37) are refused (42710), whatever their
--- spelling; definitions that differ in a bit both fix, or count other ticks,
--- are accepted.  And numbers past a layout's range give errors, never a
--- wrapped value or a wrong date.
+-- What a definition's bits mean: two definitions in one ID space that could
+-- issue the same ID on this server (idgen.node_id = 37) are refused (42710),
+-- whatever their spelling; definitions that differ in a bit both fix, or
+-- count other ticks, are accepted.  The cases join the spaces of
+-- snowflake_id() and instagram_id(), so that they are compared with those
+-- too.  And numbers past a layout's range give errors, never a wrapped
+-- value or a wrong date.
 --
 \set SHOW_CONTEXT never
 \c postgres
 \set SHOW_CONTEXT never
 
 CREATE FUNCTION pg_temp.try_create(n text, l text, e timestamptz DEFAULT NULL,
-                                   u interval DEFAULT NULL)
+                                   u interval DEFAULT NULL,
+                                   sp text DEFAULT 'snowflake_id')
 RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-	PERFORM idgen_create_generator(n, l, epoch => e, unit => u);
+	PERFORM idgen_create_generator(n, l, epoch => e, unit => u, space => sp);
 	RETURN 'created';
 EXCEPTION WHEN OTHERS THEN
-	RETURN SQLSTATE || ' ' || coalesce('same as ' || substring(SQLERRM FROM 'same IDs as (.*)$'), SQLERRM);
+	RETURN SQLSTATE || ' ' || coalesce('same as ' || substring(SQLERRM FROM 'same IDs as (.*) in ID space'), SQLERRM);
 END $$;
 
 -- in order: each row is tried after the ones above it
-CREATE TEMP TABLE cases (n serial, layout text, epoch timestamptz, unit interval, why text);
+CREATE TEMP TABLE cases (n serial, layout text, epoch timestamptz, unit interval, why text,
+                         space text DEFAULT 'snowflake_id');
 INSERT INTO cases (layout, epoch, unit, why) VALUES
   ('time:42 node:10 seq:12', NULL, NULL, '64 bits: its sign bit is never used, the rest is snowflake'),
   ('time:41 dc:5 worker:5 seq:12', NULL, NULL, 'snowflake with the node split in two'),
   ('time:41 tag:2=0 node:8 seq:12', NULL, NULL, '37 fits 8 bits, and the constant 0 fills the top two'),
-  ('time:41 seq:12 node:10', NULL, NULL, 'sequence values from 148 meet snowflake''s node bits'),
-  ('time:40 shard:13 seq:10', NULL, NULL, '63 bits: instagram''s effective time bits'),
-  ('time:41 node:13 seq:10', NULL, NULL, 'node 37 where instagram has its shard'),
-  ('time:41 shard:3 node:10 seq:10', NULL, NULL, 'a shard argument and node 37 inside instagram''s shard bits'),
+  ('time:41 seq:12 node:10', NULL, NULL, 'sequence values from 148 meet snowflake''s node bits');
+INSERT INTO cases (layout, epoch, unit, why, space) VALUES
+  ('time:40 shard:13 seq:10', NULL, NULL, '63 bits: instagram''s effective time bits', 'instagram_id'),
+  ('time:41 node:13 seq:10', NULL, NULL, 'node 37 where instagram has its shard', 'instagram_id'),
+  ('time:41 shard:3 node:10 seq:10', NULL, NULL, 'a shard argument and node 37 inside instagram''s shard bits', 'instagram_id');
+INSERT INTO cases (layout, epoch, unit, why) VALUES
   ('time:41 tag:1=1 node:9 seq:12', NULL, NULL, 'bit 21 is 1 where snowflake''s node 37 has 0'),
   ('time:41 flag:1=1 worker:9 seq:12', NULL, NULL, 'the generator just created, spelled otherwise'),
   ('time:41 flag:1=1 worker:9 seq:12', '2022-06-01+00', NULL, 'another epoch counts other ticks'),
@@ -36,9 +42,15 @@ INSERT INTO cases (layout, epoch, unit, why) VALUES
   ('time:40 node:11 seq:12', '2022-06-01+00', NULL, 'time one bit higher: other ticks'),
   ('time:41 node:10 seq:12', '2022-06-01+00', '2 ms', 'the one with unit 2 ms differs in its epoch');
 
-SELECT n, layout, epoch IS NOT NULL AS own_epoch, unit, why,
-       pg_temp.try_create('same_' || n, layout, epoch, unit) AS outcome
+SELECT n, layout, epoch IS NOT NULL AS own_epoch, unit, why, space,
+       pg_temp.try_create('same_' || n, layout, epoch, unit, space) AS outcome
   FROM cases ORDER BY n;
+
+-- the same layouts again, each a generator of its own ID space (the
+-- default), as sequences are: all are created, and none is compared
+-- (but instagram's shards, which take room in shared memory for each)
+SELECT n, pg_temp.try_create('own_' || n, layout, epoch, unit, NULL) AS outcome
+  FROM cases WHERE layout NOT LIKE '%shard%' ORDER BY n;
 
 -- a name's earlier definition is compared by meaning too: the same
 -- definition spelled otherwise is "already exists", another is refused
@@ -51,10 +63,11 @@ CREATE FUNCTION pg_temp.try_counter(n text, l text, st int DEFAULT NULL,
                                     ow text DEFAULT NULL, seg bigint DEFAULT NULL)
 RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-	PERFORM idgen_create_generator(n, l, stripes => st, owned => ow, segment => seg);
+	PERFORM idgen_create_generator(n, l, stripes => st, owned => ow, segment => seg,
+	                               space => 'counter_edges');
 	RETURN 'created';
 EXCEPTION WHEN OTHERS THEN
-	RETURN SQLSTATE || ' ' || coalesce('same as ' || substring(SQLERRM FROM 'same IDs as (.*)$'), SQLERRM);
+	RETURN SQLSTATE || ' ' || coalesce('same as ' || substring(SQLERRM FROM 'same IDs as (.*) in ID space'), SQLERRM);
 END $$;
 CREATE TEMP TABLE counter_cases (n serial, layout text, stripes int, owned text,
                                  segment bigint, why text);
@@ -126,6 +139,7 @@ $$;
 SELECT idgen_drop_generator('coarse_16', true);
 
 -- generators this file defined keep to themselves
-SELECT count(*) AS created FROM idgen_generator WHERE name LIKE 'same\_%' OR name LIKE 'count\_%';
+SELECT count(*) AS created FROM idgen_generator
+ WHERE name LIKE 'same\_%' OR name LIKE 'count\_%' OR name LIKE 'own\_%';
 
 \c contrib_regression

@@ -55,16 +55,41 @@ SELECT idgen_create_generator('x', 'time:41 node:10 seq:12', epoch => now() + in
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('x', 'time:30 node:10 seq:23', epoch => '2000-01-01+00');
 \echo :LAST_ERROR_SQLSTATE
--- definitions that would issue the IDs of snowflake_id(), instagram_id() or
--- another generator: 42710
-SELECT idgen_create_generator('x', 'snowflake');
+-- definitions that join the ID space of snowflake_id(), instagram_id() or
+-- another generator and would issue its IDs: 42710
+SELECT idgen_create_generator('x', 'snowflake', space => 'snowflake_id');
 \echo :LAST_ERROR_SQLSTATE
-SELECT idgen_create_generator('x', 'time:41 node:10 seq:12');
+SELECT idgen_create_generator('x', 'time:41 node:10 seq:12', space => 'snowflake_id');
 \echo :LAST_ERROR_SQLSTATE
-SELECT idgen_create_generator('x', 'time:41 shard:13 seq:10');
+SELECT idgen_create_generator('x', 'time:41 shard:13 seq:10', space => 'instagram_id');
 \echo :LAST_ERROR_SQLSTATE
-SELECT idgen_create_generator('x', 'time:42 dc:3 w:6 seq:12', epoch => '2020-08-02 18:33:54.706+00');
+SELECT idgen_create_generator('legacy_a', 'time:42 datacenter:3 worker:6 seq:12',
+                              epoch => '2020-08-02 18:33:54.706+00', space => 'legacy_ids');
+SELECT idgen_create_generator('x', 'time:42 dc:3 w:6 seq:12', epoch => '2020-08-02 18:33:54.706+00',
+                              space => 'legacy_ids');
 \echo :LAST_ERROR_SQLSTATE
+-- a space's name is a lower-case identifier, as a generator's: 22023
+SELECT idgen_create_generator('x', 'tsid', space => 'Snowflake');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('x', 'tsid', space => '');
+\echo :LAST_ERROR_SQLSTATE
+-- the same layouts, each a generator of its own space (the default): one
+-- server holds any number of generators of one layout, as of sequences
+SELECT idgen_create_generator('orders_ts', 'time:42 datacenter:3 worker:6 seq:12',
+                              epoch => '2020-08-02 18:33:54.706+00');
+SELECT idgen_create_generator('users_ts', 'time:42 datacenter:3 worker:6 seq:12',
+                              epoch => '2020-08-02 18:33:54.706+00');
+SELECT idgen_create_generator('snowflake_like', 'snowflake');
+SELECT count(*) AS created
+  FROM (SELECT idgen_create_generator('many_' || i, 'time:41 node:10 seq:12')
+          FROM generate_series(1, 100) i) s;
+-- each issues (the first call waits for the keeper to load it)
+SELECT count(*) AS many, bool_and(id > 0) AS all_issued,
+       bool_and((idgen_decode('many_' || i, id) ->> 'node')::int = 37) AS node_37
+  FROM (SELECT i, idgen_next('many_' || i) AS id FROM generate_series(1, 100) i) s;
+SELECT name, space FROM idgen_generator_status
+ WHERE name IN ('orders_ts', 'users_ts', 'snowflake_like', 'legacy', 'legacy_a')
+ ORDER BY name;
 SELECT idgen_create_generator('Bad Name', 'tsid');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('legacy', 'time:42 datacenter:3 worker:6 seq:12',
@@ -222,7 +247,7 @@ SELECT idgen_decode_layout('nosuch', 1);
 
 -- the view
 SELECT name, layout, unit_ms, state, issued > 0 AS issued, generators
-  FROM idgen_generator_status ORDER BY name;
+  FROM idgen_generator_status WHERE name NOT LIKE 'many\_%' ORDER BY name;
 
 -- dropping refuses unless forced; a dropped name comes back only with its
 -- own definition

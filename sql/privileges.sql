@@ -57,7 +57,7 @@ SELECT instagram_id_shard(instagram_id(7)) = 7 AS shard_7_still_issues;
 \c postgres
 \set SHOW_CONTEXT never
 GRANT EXECUTE ON FUNCTION
-      idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint, bigint),
+      idgen_create_generator(text, text, timestamptz, interval, integer, integer, integer, text, bigint, bigint, text),
       idgen_drop_generator(text, boolean),
       idgen_grant_generator(text, text),
       idgen_revoke_generator(text, text) TO regress_idgen_app;

@@ -267,22 +267,23 @@ idgen_registry_schema_prefix(void)
 	return table;
 }
 
+/* A generator's or an ID space's name (what: "generator" or "ID space"). */
 static void
-idgen_check_generator_name(const char *name)
+idgen_check_generator_name(const char *name, const char *what)
 {
 	int			len = strlen(name);
 
 	if (len == 0 || len >= NAMEDATALEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid generator name \"%s\"", name),
+				 errmsg("invalid %s name \"%s\"", what, name),
 				 errdetail("A name has 1 to %d characters.", NAMEDATALEN - 1)));
 	for (int i = 0; i < len; i++)
 		if (!(islower((unsigned char) name[i]) || name[i] == '_' ||
 			  (i > 0 && isdigit((unsigned char) name[i]))))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid generator name \"%s\"", name),
+					 errmsg("invalid %s name \"%s\"", what, name),
 					 errdetail("A name is a lower-case identifier: letters, digits and underscores.")));
 }
 
@@ -304,10 +305,12 @@ idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec, bool *dropped)
 }
 
 /*
- * Refuse a definition that could issue an ID that snowflake_id(),
- * instagram_id() or another named generator, dropped or not, may issue on
- * this server (42710).  Time layouts are compared by what their bits mean
- * (idgen_spec_time_overlap), counters by their signature.
+ * Refuse a definition that joins a shared ID space in which it could issue
+ * an ID that snowflake_id(), instagram_id() or another named generator of
+ * that space, dropped or not, may issue on this server (42710).  Time
+ * layouts are compared by what their bits mean (idgen_spec_time_overlap),
+ * counters by their signature.  A generator of its own space (no "space",
+ * the default) shares its number line with none: nothing to compare.
  *
  * Every definition that can commit before ours is seen: the caller holds
  * idgen_generator locked against other creations until its transaction
@@ -322,6 +325,8 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 	const char *other;
 	SPIPlanPtr	plan;
 
+	if (spec->space[0] == '\0')
+		return;
 	other = idgen_collides_with(name, spec, idgen_current_node_id(), false,
 								idgen_registry_shm != NULL ? pg_atomic_read_u32(&idgen_registry_shm->nslots) : 0);
 
@@ -361,11 +366,12 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 	if (other != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("generator \"%s\" would issue the same IDs as %s", name, other),
+				 errmsg("generator \"%s\" would issue the same IDs as %s in ID space \"%s\"",
+						name, other, spec->space),
 				 errdetail("Both count the same ticks (or values) in the same bits, and no bit that both fix on this server tells their IDs apart."),
 				 spec->time_field < 0 ?
-				 errhint("Use %s itself, or change the layout or a constant field.  A counter that replaces a dropped one can begin at its \"counter_bound\" (\"start\").", other) :
-				 errhint("Use %s itself, or change the epoch, the layout or a constant field.", other)));
+				 errhint("Use %s itself, leave out \"space\" for a number line of its own, or change the layout or a constant field.  A counter that replaces a dropped one can begin at its \"counter_bound\" (\"start\").", other) :
+				 errhint("Use %s itself, leave out \"space\" for a number line of its own, or change the epoch, the layout or a constant field.", other)));
 }
 
 /*
@@ -390,8 +396,13 @@ idgen_definition_of_args(FunctionCallInfo fcinfo, const char *name,
 	char	   *owned = PG_ARGISNULL(7) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(7));
 	int64		segment = PG_ARGISNULL(8) ? 0 : PG_GETARG_INT64(8);
 	int64		start = PG_ARGISNULL(9) ? 0 : PG_GETARG_INT64(9);
+	char	   *space = PG_ARGISNULL(10) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(10));
 
+	if (space != NULL)
+		idgen_check_generator_name(space, "ID space");
 	idgen_parse_layout(layout_text, spec, &epoch_given, &unit_given);
+	if (space != NULL)
+		strlcpy(spec->space, space, sizeof(spec->space));
 	epoch = epoch_given ? spec->epoch_unix_ms : idgen_epoch_unix_ms;
 	unit = unit_given ? spec->unit_ms : 1;
 	if (!PG_ARGISNULL(2))
@@ -437,7 +448,7 @@ idgen_definition_of_args(FunctionCallInfo fcinfo, const char *name,
 }
 
 /* The columns of idgen_generator a definition is stored in, as SPI wants them. */
-#define IDGEN_DEF_NCOLUMNS 10
+#define IDGEN_DEF_NCOLUMNS 11
 
 typedef struct IdgenDefinitionRow
 {
@@ -452,7 +463,7 @@ idgen_definition_row(const char *name, const IdgenSpec *spec,
 {
 	static const Oid argtypes[IDGEN_DEF_NCOLUMNS] = {TEXTOID, TEXTOID,
 		TIMESTAMPTZOID, INT4OID, INT4OID, INT4OID, INT4OID, TEXTOID, INT8OID,
-	INT8OID};
+	INT8OID, TEXTOID};
 
 	memcpy(row->argtypes, argtypes, sizeof(argtypes));
 	memset(row->nulls, ' ', IDGEN_DEF_NCOLUMNS);
@@ -472,6 +483,9 @@ idgen_definition_row(const char *name, const IdgenSpec *spec,
 	}
 	else
 		memset(row->nulls + 4, 'n', 6);
+	row->values[10] = CStringGetTextDatum(spec->space);
+	if (spec->space[0] == '\0')
+		row->nulls[10] = 'n';
 }
 
 /*
@@ -491,7 +505,7 @@ idgen_undrop_definition(const char *name, const IdgenSpec *spec,
 	if (!same)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
+				 errmsg("generator \"%s\" was defined before with another layout, epoch, unit, options or ID space", name),
 				 errdetail("A name is never reused for another definition, dropped or not: its IDs may still exist."),
 				 errhint("Choose another name.")));
 	if (!dropped)
@@ -525,11 +539,11 @@ idgen_insert_definition(const char *name, const IdgenSpec *spec,
 	if (slot >= 0 && !idgen_spec_same(&idgen_registry_slots[slot].spec, spec))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("generator \"%s\" was defined before with another layout, epoch, unit or options", name),
+				 errmsg("generator \"%s\" was defined before with another layout, epoch, unit, options or ID space", name),
 				 errdetail("This server still runs that definition, whose row was dropped with the extension since; a name is never reused for another definition."),
 				 errhint("Choose another name.")));
 	idgen_refuse_same_ids(name, spec, table);
-	if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment, start) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", table),
+	if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment, start, space) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", table),
 							  IDGEN_DEF_NCOLUMNS, row->argtypes, row->values,
 							  row->nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not insert into idgen_generator");
@@ -558,9 +572,9 @@ idgen_insert_definition(const char *name, const IdgenSpec *spec,
 
 /*
  * idgen_create_generator(name, layout, epoch DEFAULT NULL, unit DEFAULT
- * NULL, counter options DEFAULT NULL): define a named generator, or
- * re-create a dropped one with the same definition.  Superuser, in
- * idgen.database.
+ * NULL, counter options DEFAULT NULL, space DEFAULT NULL): define a named
+ * generator, or re-create a dropped one with the same definition.
+ * Superuser, in idgen.database.
  */
 PG_FUNCTION_INFO_V1(idgen_create_generator);
 Datum
@@ -579,7 +593,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	idgen_require_control_database("idgen_create_generator");
 	idgen_refuse_in_recovery("idgen_create_generator");
-	idgen_check_generator_name(name);
+	idgen_check_generator_name(name, "generator");
 	idgen_definition_of_args(fcinfo, name, &spec);
 	table = idgen_registry_table();
 
@@ -780,8 +794,8 @@ idgen_generator_status_rows(PG_FUNCTION_ARGS)
 	{
 		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 		const IdgenSpec *spec = &slot->spec;
-		Datum		values[19];
-		bool		nulls[19] = {0};
+		Datum		values[20];
+		bool		nulls[20] = {0};
 		uint32		state = pg_atomic_read_u32(&slot->state);
 		uint64		issued = 0;
 		uint64		borrowed = 0;
@@ -859,6 +873,8 @@ idgen_generator_status_rows(PG_FUNCTION_ARGS)
 		else
 			for (int c = 12; c < 19; c++)
 				nulls[c] = true;
+		values[19] = CStringGetTextDatum(spec->space);
+		nulls[19] = spec->space[0] == '\0';
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -56,7 +56,7 @@ char	   *idgen_shards_string = NULL;
 char	   *idgen_epoch_string = NULL;
 int64		idgen_epoch_unix_ms = 0;
 TimestampTz idgen_epoch_ts = 0;
-int			idgen_max_generators = 64;
+int			idgen_max_generators = 1024;
 int			idgen_max_generator_shards = 8192;
 static char *idgen_test_clock_string = NULL;
 int64		idgen_test_clock_unix_ms = 0;
@@ -623,7 +623,7 @@ idgen_define_gucs(void)
 							"How many named generators shared memory holds.",
 							"Each takes about 5.5 kB; a name keeps its place until the server restarts, dropped or not.",
 							&idgen_max_generators,
-							64,
+							1024,
 							1,
 							4096,
 							fixed,

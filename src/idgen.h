@@ -514,6 +514,8 @@ typedef struct IdgenSpec
 	int64		tick_limit;		/* first tick that cannot be issued (0 for
 								 * a counter: counter.limit bounds it) */
 	IdgenCounterSpec counter;	/* counter layouts only */
+	char		space[NAMEDATALEN]; /* the ID space it shares ("" for its own:
+									 * a named generator's default) */
 } IdgenSpec;
 
 /* ranges.c */

@@ -286,6 +286,8 @@ idgen_registry_row_spec(const IdgenRegistryRow *row, IdgenSpec *spec)
 	if (!idgen_registry_parse(row->name, row->layout_text, &row->options, spec))
 		return false;
 	idgen_spec_set_clock(spec, row->epoch, row->unit);
+	if (row->space != NULL)
+		strlcpy(spec->space, row->space, sizeof(spec->space));
 	return true;
 }
 
@@ -408,6 +410,7 @@ bool
 idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now)
 {
 	if (strcmp(idgen_spec_text(have), idgen_spec_text(now)) != 0 ||
+		strcmp(have->space, now->space) != 0 ||
 		have->epoch_unix_ms != now->epoch_unix_ms ||
 		have->unit_ms != now->unit_ms)
 		return false;
@@ -455,7 +458,8 @@ idgen_registry_check_columns(TupleDesc desc)
 		TupleDescAttr(desc, IDGEN_REG_STRIPES)->atttypid != INT4OID ||
 		TupleDescAttr(desc, IDGEN_REG_OWNED)->atttypid != TEXTOID ||
 		TupleDescAttr(desc, IDGEN_REG_SEGMENT)->atttypid != INT8OID ||
-		TupleDescAttr(desc, IDGEN_REG_START)->atttypid != INT8OID)
+		TupleDescAttr(desc, IDGEN_REG_START)->atttypid != INT8OID ||
+		TupleDescAttr(desc, IDGEN_REG_SPACE)->atttypid != TEXTOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen's table idgen_generator in database \"%s\" has been altered",
@@ -509,6 +513,7 @@ idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row)
 	options->owned = nulls[IDGEN_REG_OWNED] ? NULL : TextDatumGetCString(values[IDGEN_REG_OWNED]);
 	options->segment = nulls[IDGEN_REG_SEGMENT] ? 0 : DatumGetInt64(values[IDGEN_REG_SEGMENT]);
 	options->start = nulls[IDGEN_REG_START] ? 0 : DatumGetInt64(values[IDGEN_REG_START]);
+	row->space = nulls[IDGEN_REG_SPACE] ? NULL : TextDatumGetCString(values[IDGEN_REG_SPACE]);
 	if (nulls[IDGEN_REG_NAME] || nulls[IDGEN_REG_LAYOUT] ||
 		nulls[IDGEN_REG_EPOCH] || nulls[IDGEN_REG_UNIT_MS])
 		return false;
@@ -517,7 +522,8 @@ idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row)
 	row->epoch = idgen_timestamptz_to_unix_ms(DatumGetTimestampTz(values[IDGEN_REG_EPOCH]));
 	row->unit = DatumGetInt32(values[IDGEN_REG_UNIT_MS]);
 	row->dropped = !nulls[IDGEN_REG_DROPPED];
-	return strlen(row->name) < NAMEDATALEN && row->unit >= 1;
+	return strlen(row->name) < NAMEDATALEN && row->unit >= 1 &&
+		(row->space == NULL || strlen(row->space) < NAMEDATALEN);
 }
 
 /*

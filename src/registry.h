@@ -130,10 +130,11 @@ enum
 	IDGEN_REG_OWNED,
 	IDGEN_REG_SEGMENT,
 	IDGEN_REG_START,
+	IDGEN_REG_SPACE,
 	IDGEN_REG_NCOLUMNS
 };
 #define IDGEN_REG_COLUMNS "name, layout, epoch, unit_ms, created, dropped, " \
-	"prefetch, refill, stripes, owned, segment, start"
+	"prefetch, refill, stripes, owned, segment, start, space"
 
 /* a row of idgen_generator, as idgen_registry_row() reads it */
 typedef struct IdgenRegistryRow
@@ -144,6 +145,7 @@ typedef struct IdgenRegistryRow
 	int32		unit;			/* ms */
 	bool		dropped;
 	IdgenCounterOptions options;
+	char	   *space;			/* NULL: its own */
 } IdgenRegistryRow;
 
 /* slots.c: the slots in shared memory, and what they tell */

@@ -149,27 +149,36 @@ idgen_report_slot(int i)
 
 /* ---- could two definitions issue the same ID? ---- */
 
-/* A fixed generator's layout as a spec, under idgen.epoch and 1 ms. */
+/*
+ * A fixed generator's layout as a spec, under idgen.epoch and 1 ms, in the
+ * ID space named after its function.
+ */
 static void
-idgen_fixed_spec(const char *layout, IdgenSpec *spec)
+idgen_fixed_spec(const char *layout, const char *space, IdgenSpec *spec)
 {
 	bool		epoch_given;
 	bool		unit_given;
 
 	idgen_parse_layout(layout, spec, &epoch_given, &unit_given);
 	idgen_spec_set_clock(spec, idgen_epoch_unix_ms, 1);
+	strlcpy(spec->space, space, sizeof(spec->space));
 }
 
 /*
  * Could definitions a and b, both on this server under node id node_id
- * (idgen_current_node_id()), issue the same ID?  For a counter b that has
- * stopped for good (dropped), b_below bounds the seq values it handed out;
- * PG_UINT64_MAX otherwise.
+ * (idgen_current_node_id()), issue the same ID in one ID space?  IDs are
+ * unique within a space: a generator of its own space (the default, as a
+ * sequence is its own number line) shares it with no other, and two in
+ * different spaces never collide, whatever their bits.  For a counter b
+ * that has stopped for good (dropped), b_below bounds the seq values it
+ * handed out; PG_UINT64_MAX otherwise.
  */
 bool
 idgen_specs_collide(const IdgenSpec *a, const IdgenSpec *b, int32 node_id,
 					uint64 b_below)
 {
+	if (a->space[0] == '\0' || strcmp(a->space, b->space) != 0)
+		return false;
 	if (a->time_field >= 0 && b->time_field >= 0)
 		return idgen_spec_time_overlap(a, b, node_id);
 	if (a->time_field < 0 && b->time_field < 0)
@@ -232,7 +241,8 @@ idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
 
 /*
  * The first of snowflake_id(), instagram_id() and the first nslots slots
- * (other than the name's own) that could issue an ID spec may issue under
+ * (other than the name's own) in spec's shared ID space, if it has one
+ * (idgen_specs_collide), that could issue an ID spec may issue under
  * node id node_id (the caller's idgen_current_node_id()), as
  * a phrase for a message; NULL if none.  Active and dropped slots count,
  * also those whose rows went with a dropped extension: their IDs exist.
@@ -247,10 +257,12 @@ idgen_collides_with(const char *name, const IdgenSpec *spec, int32 node_id,
 {
 	IdgenSpec  *fixed = palloc(sizeof(IdgenSpec));
 
-	idgen_fixed_spec("time:41 node:10 seq:12", fixed);
+	if (spec->space[0] == '\0')
+		return NULL;
+	idgen_fixed_spec("time:41 node:10 seq:12", "snowflake_id", fixed);
 	if (idgen_specs_collide(spec, fixed, node_id, PG_UINT64_MAX))
 		return "snowflake_id()";
-	idgen_fixed_spec("time:41 shard:13 seq:10", fixed);
+	idgen_fixed_spec("time:41 shard:13 seq:10", "instagram_id", fixed);
 	if (idgen_specs_collide(spec, fixed, node_id, PG_UINT64_MAX))
 		return "instagram_id()";
 	for (uint32 i = 0; i < nslots; i++)

@@ -1,7 +1,9 @@
 # Counter generators: clock-free, durable, striped.  Two servers own the
 # two stripes of one counter and insert concurrently into tables that a
 # third server merges by logical replication: zero collisions, and after
-# equal load their highest IDs are within a few segments.  After an
+# equal load their highest IDs are within a few segments.  Beside it, three
+# legacy modules each count from 0 in an ID space of its own, striped over
+# the same two servers: each module's IDs are distinct, dense and balanced.  After an
 # immediate stop, a killed backend and a failover to a synchronous
 # standby, the counter resumes above every value handed out, exactly at
 # its durable reservation, skipping at most one reservation (prefetch
@@ -18,6 +20,8 @@ use IdgenTest;
 
 my $segment = 100;
 my $ddl = q{CREATE TABLE tickets (id bigint PRIMARY KEY DEFAULT idgen_next('tickets'), origin int NOT NULL)};
+my $modules_ddl = q{CREATE TABLE modules (module text NOT NULL, id bigint NOT NULL, origin int NOT NULL)};
+my @modules = qw(a b c);
 
 my @servers;
 for my $n (1 .. 2)
@@ -32,8 +36,11 @@ for my $n (1 .. 2)
 	$node->safe_psql('postgres', qq{
 		SELECT idgen_create_generator('tickets', 'seq:31', stripes => 2, owned => '$owned',
 		                              segment => $segment);
+		SELECT idgen_create_generator('mod_' || m, 'seq:31', stripes => 2, owned => '$owned')
+		  FROM unnest('{@{[ join ',', @modules ]}}'::text[]) m;
 		$ddl;
-		CREATE PUBLICATION tickets_pub FOR TABLE tickets;});
+		$modules_ddl;
+		CREATE PUBLICATION tickets_pub FOR TABLE tickets, modules;});
 	push @servers, $node;
 }
 
@@ -43,6 +50,7 @@ $merge->append_conf('postgresql.conf', "max_worker_processes = 16\nmax_logical_r
 $merge->start;
 $merge->safe_psql('postgres',
 	'CREATE TABLE tickets (id bigint PRIMARY KEY, origin int NOT NULL)');
+$merge->safe_psql('postgres', $modules_ddl);
 for my $n (1 .. 2)
 {
 	my $connstr = $servers[ $n - 1 ]->connstr . ' dbname=postgres';
@@ -57,7 +65,9 @@ for my $n (1 .. 2)
 {
 	my $script = $servers[ $n - 1 ]->basedir . '/insert.sql';
 	append_to_file($script,
-		"INSERT INTO tickets (origin) SELECT $n FROM generate_series(1, 4);\n");
+		"INSERT INTO tickets (origin) SELECT $n FROM generate_series(1, 4);\n"
+		  . 'INSERT INTO modules VALUES '
+		  . join(', ', map { "('$_', idgen_next('mod_$_'), $n)" } @modules) . ";\n");
 	my $out = '';
 	push @runs, [ \$out, IPC::Run::start(
 		[ 'pgbench', '-n', '-c', '2', '-j', '1', '-t', '2500', '-f', $script,
@@ -72,6 +82,22 @@ for my $run (@runs)
 }
 $servers[ $_ - 1 ]->wait_for_catchup("tickets_sub$_") for 1 .. 2;
 
+# Each module: 2 x 2,500 IDs on each server, its own number line from 0.
+# Within a running server a counter is dense, so server n hands out the
+# first 5,000 values of its stripe: from n - 1, every second value.
+is($merge->safe_psql('postgres', q{
+	SELECT string_agg(format('%s:%s/%s', module, n, d), ' ' ORDER BY module)
+	  FROM (SELECT module, count(*) AS n, count(DISTINCT id) AS d
+	          FROM modules GROUP BY module) s}),
+	join(' ', map { "$_:10000/10000" } @modules),
+	'three modules, each its own counter over both servers: 10,000 distinct IDs each');
+is($merge->safe_psql('postgres', q{
+	SELECT count(*) FROM (
+	  SELECT module, origin FROM modules GROUP BY module, origin
+	  HAVING count(*) = 5000 AND min(id) = origin - 1
+	     AND max(id) = 2 * (count(*) - 1) + origin - 1
+	     AND bool_and(id % 2 = origin - 1)) s}),
+	'6', 'each module starts at 0, and each server\'s share is dense in its stripe: balanced');
 is($merge->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM tickets'),
 	'40000|40000', 'the merged table has all 40,000 rows of both servers: zero collisions');
 is($merge->safe_psql('postgres', qq{
@@ -98,7 +124,8 @@ for my $n (1 .. 2)
 	my $owned = $n - 1;
 	my $draws = $n == 1 ? 3000 : 1000;
 	$node->safe_psql('postgres', qq{
-		SELECT idgen_create_generator('orders', 'top:2=1 seq:31', stripes => 2, owned => '$owned');
+		SELECT idgen_create_generator('orders', 'top:2=1 seq:31', stripes => 2, owned => '$owned',
+		                              space => 'orders');
 		CREATE TABLE orders_ids AS SELECT 'old'::text AS era, idgen_next('orders') AS id
 		  FROM generate_series(1, $draws);
 		SELECT idgen_drop_generator('orders', force => true);});
@@ -112,7 +139,7 @@ for my $n (1 .. 2)
 	my $owned = $n == 1 ? '0,3' : '1,2';
 	$node->safe_psql('postgres', qq{
 		SELECT idgen_create_generator('orders_v2', 'top:2=1 seq:31', stripes => 4,
-		                              owned => '$owned', start => $start);
+		                              owned => '$owned', start => $start, space => 'orders');
 		INSERT INTO orders_ids SELECT 'new', idgen_next('orders_v2') FROM generate_series(1, 3000);});
 }
 my @ids = map {
@@ -130,7 +157,7 @@ for (@ids)
 is(scalar(@ids) . '|' . scalar(keys %seen), '10000|10000',
 	'rebalanced from 2 to 4 stripes across two servers: 10,000 values, all distinct');
 cmp_ok($new_min, '>', $old_max, 'every new value lies above every old one');
-like(error_of($servers[0], q{SELECT idgen_create_generator('orders', 'top:2=1 seq:31', stripes => 2, owned => '0')}),
+like(error_of($servers[0], q{SELECT idgen_create_generator('orders', 'top:2=1 seq:31', stripes => 2, owned => '0', space => 'orders')}),
 	qr/^42710: generator "orders" would issue the same IDs as generator "orders_v2"/,
 	'the old counter cannot be created again over the new one\'s values');
 

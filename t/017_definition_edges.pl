@@ -21,16 +21,17 @@ $node->start;
 wait_for_keeper($node);
 
 # --- two creations at once --------------------------------------------------
-# Session 1 creates $first and keeps its transaction open; session 2 runs
-# $second_sql, creating $second with the same layout and epoch.  Session 2
-# must wait for session 1 and then see $first, whatever its own snapshot.
+# Session 1 creates $first in ID space "race" and keeps its transaction
+# open; session 2 runs $second_sql, creating $second with the same layout
+# and epoch in the same space.  Session 2 must wait for session 1 and then
+# see $first, whatever its own snapshot.
 # Returns session 2's stderr.
 sub race
 {
 	my ($first, $first_layout, $second, $second_sql, $what) = @_;
 	my $s1 = psql_session($node, 'postgres');
 	session_safe($s1, 'BEGIN');
-	is(session_run($s1, "SELECT idgen_create_generator('$first', '$first_layout')")->{stderr}, '',
+	is(session_run($s1, "SELECT idgen_create_generator('$first', '$first_layout', space => 'race')")->{stderr}, '',
 		"session 1 created $first and holds its transaction open");
 
 	my $s2 = psql_background($node, 'postgres', $second_sql, verbose => 1,
@@ -47,9 +48,9 @@ sub race
 }
 
 like(race('race_a', 'time:41 tag:3=5 node:10 seq:9', 'race_b',
-		"SELECT idgen_create_generator('race_b', 'time:41 tag:3=5 worker:10 seq:9')",
+		"SELECT idgen_create_generator('race_b', 'time:41 tag:3=5 worker:10 seq:9', space => 'race')",
 		'session 2'),
-	qr/ERROR:\s+42710: generator "race_b" would issue the same IDs as generator "race_a"/,
+	qr/ERROR:\s+42710: generator "race_b" would issue the same IDs as generator "race_a" in ID space "race"/,
 	'then it is refused: race_a has committed');
 is($node->safe_psql('postgres',
 		q{SELECT string_agg(name, ',' ORDER BY name) FROM idgen_generator WHERE name LIKE 'race%'}),
@@ -58,9 +59,9 @@ is($node->safe_psql('postgres',
 # The same in a repeatable-read transaction, whose snapshot is older than
 # the creation it waited for.
 like(race('race_c', 'time:41 tag:3=6 node:10 seq:9', 'race_d',
-		"BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class; SELECT idgen_create_generator('race_d', 'time:41 tag:3=6 worker:10 seq:9'); COMMIT;",
+		"BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class; SELECT idgen_create_generator('race_d', 'time:41 tag:3=6 worker:10 seq:9', space => 'race'); COMMIT;",
 		'a repeatable-read creation'),
-	qr/ERROR:\s+42710: generator "race_d" would issue the same IDs as generator "race_c"/,
+	qr/ERROR:\s+42710: generator "race_d" would issue the same IDs as generator "race_c" in ID space "race"/,
 	'and is refused, though its snapshot predates race_c');
 
 # --- a time field that has run out --------------------------------------------
@@ -95,20 +96,20 @@ like(error_of($node, q{SELECT idgen_next_batch('brief', 100000)}),
 # A generator whose row went with a dropped extension still runs until the
 # next restart: a new definition must not collide with it either.
 $node->safe_psql('postgres', q{
-	SELECT idgen_create_generator('orphan', 'time:41 zone:10=5 seq:12')});
+	SELECT idgen_create_generator('orphan', 'time:41 zone:10=5 seq:12', space => 'zones')});
 $node->safe_psql('postgres', 'SELECT max(idgen_next(\'orphan\')) FROM generate_series(1, 100)');
 $node->safe_psql('postgres', 'DROP EXTENSION idgen CASCADE');
 wait_for_keeper($node);
 is($node->safe_psql('postgres', "SELECT count(*) FROM idgen_generator WHERE name = 'orphan'"),
 	'0', 'the dropped extension took the row of "orphan" with it');
-like(error_of($node, q{SELECT idgen_create_generator('orphan_twin', 'time:41 zone:10=5 seq:12')}),
+like(error_of($node, q{SELECT idgen_create_generator('orphan_twin', 'time:41 zone:10=5 seq:12', space => 'zones')}),
 	qr/^42710: generator "orphan_twin" would issue the same IDs as generator "orphan"/,
 	'a definition that collides with the running "orphan" is refused');
 
 # --- grants are in place before a granted role's first call ----------------------
 $node->safe_psql('postgres', q{
 	CREATE ROLE app LOGIN;
-	SELECT idgen_create_generator('granted', 'time:41 zone:10=6 seq:12');
+	SELECT idgen_create_generator('granted', 'time:41 zone:10=6 seq:12', space => 'snowflake_id');
 	SELECT idgen_grant_generator('granted', 'app')});
 # (the keeper applies a grant right after its commit)
 my $drew = '';
@@ -128,14 +129,15 @@ is("$ret|$out", '0|t', 'right after a restart too: no 42501 before the keeper lo
   or diag($err);
 
 # --- a node id that changed since a definition was created ----------------------
-# "zone:10=6" differs from node id 37 in snowflake_id()'s node bits, so it
-# was accepted; under node id 6 the two would issue the same IDs.  So do
-# the counters "worker" (the node id above its values) and "fixed6"
-# (constant 6 there), once "fixed6", which handed out values, is dropped:
-# under node id 6, "worker" would repeat them.
+# "zone:10=6", in the space of snowflake_id(), differs from node id 37 in
+# its node bits, so it was accepted; under node id 6 the two would issue
+# the same IDs.  So do the counters "worker" (the node id above its
+# values) and "fixed6" (constant 6 there), of one space, once "fixed6",
+# which handed out values, is dropped: under node id 6, "worker" would
+# repeat them.
 $node->safe_psql('postgres', q{
-	SELECT idgen_create_generator('fixed6', 'w:10=6 seq:40');
-	SELECT idgen_create_generator('worker', 'node:10 seq:40');
+	SELECT idgen_create_generator('fixed6', 'w:10=6 seq:40', space => 'workers');
+	SELECT idgen_create_generator('worker', 'node:10 seq:40', space => 'workers');
 	SELECT idgen_grant_generator('worker', 'PUBLIC');
 	SELECT count(idgen_next('fixed6')) FROM generate_series(1, 100);
 	SELECT idgen_drop_generator('fixed6', force => true);});
