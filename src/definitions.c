@@ -801,9 +801,13 @@ idgen_generator_status_rows(PG_FUNCTION_ARGS)
 		uint64		borrowed = 0;
 		uint64		waits = 0;
 		uint64		last = 0;
+		uint64		next = 0;
 		int			seq_bits = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].bits;
 		char		message[sizeof(slot->message)];
+		bool		state_known = slot->state_loaded && !slot->state_missing;
 
+		/* the keeper raised the next values before it marked the state loaded */
+		pg_read_barrier();
 		for (int s = 0; s < idgen_slot_ngenerators(i); s++)
 		{
 			volatile IdgenGenerator *gen = idgen_slot_generator(i, s);
@@ -813,6 +817,9 @@ idgen_generator_status_rows(PG_FUNCTION_ARGS)
 			waits += gen->waits;
 			if (gen->issued > 0)
 				last = Max(last, spec->time_field >= 0 ? gen->at.last : gen->at.next);
+			/* a counter's next value, raised to its durable state at load */
+			if (spec->time_field < 0)
+				next = Max(next, gen->at.next);
 		}
 		SpinLockAcquire(&idgen_registry_shm->mutex);
 		strlcpy(message, slot->message, sizeof(message));
@@ -859,12 +866,18 @@ idgen_generator_status_rows(PG_FUNCTION_ARGS)
 
 			/*
 			 * every value handed out lies below the value of the
-			 * reservation: where a counter that replaces this one begins
+			 * reservation and below the next value, which the keeper's load
+			 * raised to the durable state (for a counter that has issued
+			 * nothing since a restart, a dropped one among them): where a
+			 * counter that replaces this one begins.  Unknown until the
+			 * keeper has loaded the state.
 			 */
 			{
-				uint64		reserved = Max(pg_atomic_read_u64(&slot->counter_reserved), last);
+				uint64		reserved = Max(pg_atomic_read_u64(&slot->counter_reserved), next);
 
-				if (reserved < spec->counter.limit)
+				if (!state_known)
+					nulls[18] = true;
+				else if (reserved < spec->counter.limit)
 					values[18] = Int64GetDatum((int64) idgen_counter_value(&spec->counter, reserved));
 				else
 					values[18] = Int64GetDatum((int64) (UINT64CONST(1) << spec->fields[spec->seq_field].bits));

@@ -76,7 +76,8 @@ typedef struct IdgenNamedSlot
 	bool		acl_public;
 	int			acl_n;
 	Oid			acl_roles[IDGEN_MAX_GRANTEES];
-	bool		state_loaded;	/* durable state applied (keeper only) */
+	bool		state_loaded;	/* durable state applied (written by the
+								 * keeper only, after the next values) */
 	bool		check_after_load;	/* compare with dropped counters once
 									 * their state is loaded (keeper only) */
 	bool		state_missing;	/* refused until its state row appears

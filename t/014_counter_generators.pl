@@ -129,6 +129,13 @@ for my $n (1 .. 2)
 		CREATE TABLE orders_ids AS SELECT 'old'::text AS era, idgen_next('orders') AS id
 		  FROM generate_series(1, $draws);
 		SELECT idgen_drop_generator('orders', force => true);});
+	# the bound is the durable reservation's, also after a clean restart
+	# (where the dropped counter has issued nothing since)
+	$node->restart;
+	wait_for_keeper($node);
+	ok($node->poll_query_until('postgres',
+			q{SELECT counter_bound IS NOT NULL FROM idgen_generator_status WHERE name = 'orders'}),
+		"server $n reads the dropped counter's bound after a restart");
 	push @bounds, $node->safe_psql('postgres',
 		q{SELECT counter_bound FROM idgen_generator_status WHERE name = 'orders'});
 }
