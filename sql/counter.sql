@@ -47,6 +47,8 @@ SELECT idgen_create_generator('x', 'half:1=1 seq:30', stripes => 4, owned => '2,
 SELECT idgen_create_generator('invoices', 'seq:40');
 SELECT idgen_create_generator('tickets_b', 'seq:40');
 SELECT idgen_create_generator('tickets_c', 'seq:40', start => 1000000);
+-- for integer's edge: three values fit, the fourth does not
+SELECT idgen_create_generator('int_edge', 'seq:40', start => 2147483645);
 -- a counter starts with its durable state row (which the keeper, told of
 -- the commit, may have extended already)
 SELECT name, reserved >= 0 AS has_state FROM idgen_counter_state ORDER BY name;
@@ -101,8 +103,18 @@ SELECT count(idgen_next('tiny')) AS all_of_them FROM generate_series(1, 1024);
 SELECT idgen_next('tiny');
 \echo :LAST_ERROR_SQLSTATE
 -- integer only where it fits; no time functions on a counter
+SELECT idgen_next('tickets') AS before_int \gset
 SELECT idgen_next_int('tickets');
 \echo :LAST_ERROR_SQLSTATE
+-- a failed call consumes nothing: the next value follows the one before
+SELECT idgen_next_int('tickets');
+SELECT idgen_next('tickets') - :before_int AS next_after_failures;
+SELECT count(*) AS fit, max(id) = 2147483647 AS up_to_int_max
+  FROM (SELECT idgen_next_int('int_edge') AS id FROM generate_series(1, 3)) s;
+SELECT idgen_next_int('int_edge');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_next_int('int_edge');
+SELECT idgen_next('int_edge') = 2147483648 AS none_taken_by_failures;
 SELECT idgen_next_int('legacy');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_time('tickets', 1);

@@ -278,12 +278,12 @@ idgen_counter_statement_end(void)
  * outruns the reservation never sets up the list and the callbacks.
  */
 uint64
-idgen_issue_counter(int i, uint64 count, uint32 word)
+idgen_issue_counter(int i, uint64 count, uint64 limit, uint32 word)
 {
 	IdgenCounterAhead ahead = {false, 0, 0};
 	uint64		first;
 
-	first = idgen_issue_counter_values(i, count, IDGEN_LEAD_ASK, &ahead);
+	first = idgen_issue_counter_values(i, count, limit, IDGEN_LEAD_ASK, &ahead);
 	if (unlikely(first == IDGEN_COUNTER_MAY_LEAD))
 	{
 		if (idgen_counter_lead_on && !idgen_counter_committing &&
@@ -297,10 +297,10 @@ idgen_issue_counter(int i, uint64 count, uint32 word)
 			if (counter_pending == NULL)
 				counter_pending = MemoryContextAlloc(TopMemoryContext,
 													 sizeof(IdgenCounterPending) * idgen_max_generators);
-			first = idgen_issue_counter_values(i, count, IDGEN_LEAD_TAKE, &ahead);
+			first = idgen_issue_counter_values(i, count, limit, IDGEN_LEAD_TAKE, &ahead);
 		}
 		else
-			first = idgen_issue_counter_values(i, count, IDGEN_LEAD_NEVER, &ahead);
+			first = idgen_issue_counter_values(i, count, limit, IDGEN_LEAD_NEVER, &ahead);
 	}
 	if (unlikely(first == IDGEN_SWITCHED_OFF))
 		idgen_report_slot(i);

@@ -575,7 +575,11 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
 
 /*
  * Issue "count" consecutive local values of the counter generator in slot
- * i; returns the first.  A counter has no clock: its state at.next is
+ * i, all below limit (the counter's own, spec.counter.limit, or a lower
+ * one the caller needs, as idgen_next_int() for integer); returns the
+ * first.  Values that would pass a caller's lower limit are not taken:
+ * IDGEN_COUNTER_BEYOND_LIMIT, for the caller to report, and nothing
+ * changed.  A counter has no clock: its state at.next is
  * the next value to hand out, and the keeper's durable reservation for it is
  * counter_reserved, an exclusive bound.  Below it, at once.  Beyond it:
  * with IDGEN_LEAD_ASK, IDGEN_COUNTER_MAY_LEAD, for the caller to decide
@@ -590,8 +594,8 @@ idgen_counter_wake_keeper(IdgenNamedSlot *slot, uint64 need)
  * is 22003.
  */
 uint64
-idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
-						   IdgenCounterAhead *ahead)
+idgen_issue_counter_values(int i, uint64 count, uint64 limit,
+						   IdgenLeadMode lead, IdgenCounterAhead *ahead)
 {
 	IdgenNamedSlot *slot = &idgen_registry_slots[i];
 	IdgenGenerator *gen = &idgen_registry_gens[i].gen;
@@ -622,7 +626,7 @@ idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
 		}
 		first = gen->at.next;
 		need = first + count;
-		if (likely(need <= reserved && need <= slot->spec.counter.limit))
+		if (likely(need <= reserved && need <= limit))
 		{
 			gen->at.next = need;
 			gen->issued += count;
@@ -642,7 +646,7 @@ idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
 		 * loaded): within the lead, pending this statement's end.
 		 */
 		if (lead == IDGEN_LEAD_TAKE && reserved > 0 &&
-			need <= slot->spec.counter.limit &&
+			need <= limit &&
 			need - reserved <= idgen_counter_lead(&slot->spec))
 		{
 			gen->at.next = need;
@@ -659,7 +663,13 @@ idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
 		}
 		SpinLockRelease(&gen->mutex);
 
-		if (need > slot->spec.counter.limit)
+		if (need > limit && limit < slot->spec.counter.limit)
+		{
+			if (waited)
+				ConditionVariableCancelSleep();
+			return IDGEN_COUNTER_BEYOND_LIMIT;
+		}
+		if (need > limit)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("counter generator \"%s\" is exhausted", slot->name),

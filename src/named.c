@@ -177,6 +177,9 @@ typedef struct IdgenNamedCache
 	int32		max_shard;
 	uint64		random_mask;	/* in place; 0 if none */
 	bool		counter;		/* a counter layout (no time field) */
+	uint64		counter_limit;	/* its local values lie below this */
+	uint64		int_limit;		/* and those whose ID fits integer */
+	bool		int_limit_known;	/* int_limit computed */
 	bool		leased;			/* embeds the node id under a lease */
 	Oid			usage_user;		/* the user last allowed to draw here */
 	uint32		usage_version;	/* the slot's acl_version then */
@@ -245,6 +248,8 @@ idgen_named_cache_lookup(FunctionCallInfo fcinfo, bool allow_dropped)
 	cache->gen = spec->shard_field < 0 ? idgen_slot_generator(cache->slot, 0) : NULL;
 	cache->fixed = idgen_registry_slots[cache->slot].node_value;
 	cache->counter = spec->time_field < 0;
+	cache->counter_limit = cache->counter ? spec->counter.limit : 0;
+	cache->int_limit_known = false; /* idgen_next_int() computes it */
 	cache->leased = idgen_leases_on && spec->node_bits > 0;
 	cache->time_shift = cache->counter ? 0 : spec->fields[spec->time_field].shift;
 	cache->seq_shift = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].shift;
@@ -460,7 +465,7 @@ idgen_counter_compose(IdgenNamedCache *cache, uint64 c)
  */
 static inline uint64
 idgen_named_issue(IdgenNamedCache *cache, int32 shard, uint64 count,
-				  const char *funcname)
+				  uint64 limit, const char *funcname)
 {
 	uint32		word = 0;
 	uint64		position;
@@ -468,7 +473,7 @@ idgen_named_issue(IdgenNamedCache *cache, int32 shard, uint64 count,
 	if (unlikely(cache->leased))
 		word = idgen_require_node_id(funcname);
 	if (cache->counter)
-		position = idgen_issue_counter(cache->slot, count, word);
+		position = idgen_issue_counter(cache->slot, count, limit, word);
 	else
 	{
 		IdgenGenerator *gen = idgen_named_generator(cache, shard);
@@ -499,16 +504,41 @@ idgen_next(PG_FUNCTION_ARGS)
 	cache = idgen_named_cache(fcinfo, false);
 	idgen_named_check_usage(cache);
 	shard = idgen_named_shard(fcinfo, cache, 1, PG_NARGS() > 1);
-	position = idgen_named_issue(cache, shard, 1, "idgen_next");
+	position = idgen_named_issue(cache, shard, 1, cache->counter_limit, "idgen_next");
 	if (cache->counter)
 		PG_RETURN_INT64(idgen_counter_compose(cache, position));
 	PG_RETURN_INT64(idgen_named_compose(cache, position, shard));
 }
 
 /*
+ * The first local value of a counter whose ID would not fit integer (or
+ * its limit, if all do; 0 if none does).  IDs grow with the local value
+ * (stripes and segments keep the order, and the fixed bits do not
+ * change), so the first is found by bisection.
+ */
+static uint64
+idgen_counter_int_limit(IdgenNamedCache *cache)
+{
+	uint64		lo = 0;			/* every value below lo fits */
+	uint64		hi = cache->counter_limit;	/* none at or above hi does */
+
+	while (lo < hi)
+	{
+		uint64		mid = lo + (hi - lo) / 2;
+
+		if (idgen_counter_compose(cache, mid) <= PG_INT32_MAX)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * idgen_next_int(name): the next ID of a counter generator narrow enough
  * for integer (a 31-bit layout such as "seq:31"), as integer.  22003
- * rather than overflow.
+ * rather than overflow, and before a value is taken: a failed call
+ * consumes nothing.
  */
 PG_FUNCTION_INFO_V1(idgen_next_int);
 Datum
@@ -526,14 +556,21 @@ idgen_next_int(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("generator \"%s\" is not a counter generator", cache->layout.name),
 				 errhint("idgen_next_int() is for counter layouts of at most 31 bits, such as \"seq:31\"; use idgen_next().")));
-	position = idgen_named_issue(cache, 0, 1, "idgen_next_int");
-	id = idgen_counter_compose(cache, position);
-	if (id > PG_INT32_MAX)
+	if (!cache->int_limit_known)
+	{
+		cache->int_limit = idgen_counter_int_limit(cache);
+		cache->int_limit_known = true;
+	}
+	position = idgen_named_issue(cache, 0, 1, cache->int_limit, "idgen_next_int");
+	if (unlikely(position == IDGEN_COUNTER_BEYOND_LIMIT))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("ID of generator \"%s\" is out of range for type integer",
 						cache->layout.name),
+				 errdetail("Its next value would be above 2147483647; none was taken."),
 				 errhint("Use idgen_next() and bigint, or a layout of at most 31 bits.")));
+	id = idgen_counter_compose(cache, position);
+	Assert(id <= PG_INT32_MAX);
 	PG_RETURN_INT32((int32) id);
 }
 
@@ -556,7 +593,7 @@ idgen_next_batch_of(FunctionCallInfo fcinfo, bool sharded)
 	n = idgen_check_batch_size(fcinfo, sharded ? 2 : 1);
 	shard = idgen_named_shard(fcinfo, cache, 1, sharded);
 	ids = palloc(sizeof(Datum) * n);
-	position = idgen_named_issue(cache, shard, n, "idgen_next_batch");
+	position = idgen_named_issue(cache, shard, n, cache->counter_limit, "idgen_next_batch");
 	if (cache->counter)
 		for (int i = 0; i < n; i++, position++)
 			ids[i] = Int64GetDatum(idgen_counter_compose(cache, position));

@@ -176,7 +176,7 @@ extern bool idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now);
 extern void idgen_registry_read_definition(const char *name, IdgenSpec *spec);
 
 /* counterissue.c: counter values taken ahead, and the pending list */
-extern uint64 idgen_issue_counter(int i, uint64 count, uint32 word);
+extern uint64 idgen_issue_counter(int i, uint64 count, uint64 limit, uint32 word);
 
 /* reservation.c: one turn of a wait for a counter's reservation */
 extern bool idgen_keeper_wait_counter(IdgenNamedSlot *slot, uint64 need,
@@ -203,10 +203,12 @@ typedef struct IdgenCounterAhead
 	uint32		epoch;			/* counter_floor_epoch before they were taken */
 } IdgenCounterAhead;
 
-/* not a value: every counter's values lie below 2^63, like positions */
+/* not values: every counter's values lie below 2^63, like positions */
 #define IDGEN_COUNTER_MAY_LEAD (PG_UINT64_MAX - 1)
+#define IDGEN_COUNTER_BEYOND_LIMIT (PG_UINT64_MAX - 2)
 
-extern uint64 idgen_issue_counter_values(int i, uint64 count, IdgenLeadMode lead,
+extern uint64 idgen_issue_counter_values(int i, uint64 count, uint64 limit,
+										 IdgenLeadMode lead,
 										 IdgenCounterAhead *ahead);
 
 /* definitions.c: definitions and their transaction callbacks */
