@@ -162,6 +162,33 @@ idgen_counter_first_at(const IdgenCounterSpec *counter, uint64 v)
 }
 
 /*
+ * A bound of local values as a bound of seq values: every local value
+ * below c has its seq value below the result (2^bits, past the field, for
+ * c at the counter's limit).  Floors kept apart from a definition (the
+ * data directory's file) are counted in seq values, which mean the same
+ * whatever the stripes, segment or start of the definition that reads
+ * them.
+ */
+uint64
+idgen_counter_seq_bound(const IdgenSpec *spec, uint64 c)
+{
+	if (c >= spec->counter.limit)
+		return UINT64CONST(1) << spec->fields[spec->seq_field].bits;
+	return idgen_counter_value(&spec->counter, c);
+}
+
+/*
+ * The other way: the first local value whose seq value is at or above
+ * seq, the counter's limit if none is.  Resuming there, the counter hands
+ * out no seq value below the bound.
+ */
+uint64
+idgen_counter_local_bound(const IdgenSpec *spec, uint64 seq)
+{
+	return Min(idgen_counter_first_at(&spec->counter, seq), spec->counter.limit);
+}
+
+/*
  * Set the counter options of a parsed layout; NULL-like arguments (0,
  * NULL) take the defaults.  Time layouts take none (22023).
  */

@@ -67,7 +67,11 @@
  * The counters' floor of last resort: a file in the data directory
  * listing, for every counter this server reserved for, an upper bound of
  * its reservation, with the database and table (idgen_counter_state) the
- * reservation was written to.  It is read only where that table's rows
+ * reservation was written to.  The bound is counted in seq values, with
+ * the width of the seq field, so that it means the same to a definition
+ * under the same name with other stripes, segment or start (a line
+ * without the width, written before, counts local values of the
+ * definition that reads it).  It is read only where that table's rows
  * cannot be trusted: the extension was re-created, or idgen.database
  * changed, so a counter's row (missing, or 0 from a new creation) may lie
  * below values the server handed out under the same name and node value.
@@ -84,7 +88,9 @@ typedef struct IdgenCounterFloor
 {
 	char		name[NAMEDATALEN];
 	int64		node_value;
-	uint64		bound;			/* local values below it may have been issued */
+	uint64		bound;			/* seq values below it may have been issued */
+	int			seq_bits;		/* the seq field's width; 0: bound counts the
+								 * local values of the running definition */
 	Oid			dboid;			/* where the reservation was written */
 	Oid			relid;
 	int64		raised_ms;		/* monotonic ms of the last raise, or 0 */
@@ -139,13 +145,17 @@ idgen_counter_floors_read(void)
 		long long	node_value;
 		unsigned long long bound;
 		char		name[NAMEDATALEN];
+		int			seq_bits = 0;
+		int			fields;
 		IdgenCounterFloor *cf;
 
-		if (sscanf(line, "%u %u %lld %llu %63s", &dboid, &relid, &node_value,
-				   &bound, name) != 5)
+		fields = sscanf(line, "%u %u %lld %llu %63s %d", &dboid, &relid,
+						&node_value, &bound, name, &seq_bits);
+		if (fields < 5 || (fields == 6 && (seq_bits < 1 || seq_bits > 63)))
 			continue;
 		cf = idgen_counter_floor_find(name, node_value, true);
-		cf->bound = Max(cf->bound, (uint64) bound);
+		cf->bound = cf->seq_bits == seq_bits ? Max(cf->bound, (uint64) bound) : (uint64) bound;
+		cf->seq_bits = seq_bits;
 		cf->dboid = dboid;
 		cf->relid = relid;
 	}
@@ -164,10 +174,10 @@ idgen_counter_floors_write(void)
 				(errcode_for_file_access(),
 				 errmsg("could not create file \"%s\": %m", tmp)));
 	for (int i = 0; i < counter_floors_n; i++)
-		fprintf(f, "%u %u " INT64_FORMAT " " UINT64_FORMAT " %s\n",
+		fprintf(f, "%u %u " INT64_FORMAT " " UINT64_FORMAT " %s %d\n",
 				counter_floors[i].dboid, counter_floors[i].relid,
 				counter_floors[i].node_value, counter_floors[i].bound,
-				counter_floors[i].name);
+				counter_floors[i].name, counter_floors[i].seq_bits);
 	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -179,20 +189,55 @@ idgen_counter_floors_write(void)
 	(void) durable_rename(tmp, IDGEN_COUNTER_FLOOR_FILE, ERROR);
 }
 
+/* The width of a counter's seq field. */
+static inline int
+idgen_counter_seq_bits(const IdgenSpec *spec)
+{
+	return spec->fields[spec->seq_field].bits;
+}
+
 /*
- * The floor of a counter whose row in table relid cannot be trusted (see
- * above), or 0.
+ * The floor, in the slot's local values, of a counter whose row in table
+ * relid cannot be trusted (see above), or 0.  A bound recorded for a seq
+ * field of another width cannot be translated: *untranslatable is set
+ * (the counter is then refused, never guessed at).
  */
 static uint64
-idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid)
+idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid,
+					   int *untranslatable)
 {
 	IdgenCounterFloor *cf;
 
+	*untranslatable = 0;
 	idgen_counter_floors_read();
 	cf = idgen_counter_floor_find(slot->name, slot->node_value, false);
 	if (cf == NULL || (cf->relid == relid && cf->dboid == MyDatabaseId))
 		return 0;
-	return cf->bound;
+	if (cf->seq_bits == 0)
+		return Min(cf->bound, slot->spec.counter.limit);
+	if (cf->seq_bits != idgen_counter_seq_bits(&slot->spec))
+	{
+		*untranslatable = cf->seq_bits;
+		return 0;
+	}
+	return idgen_counter_local_bound(&slot->spec, cf->bound);
+}
+
+/*
+ * Refuse a counter whose recorded floor counts a seq field of another
+ * width.  A dropped one stays dropped: it issues nothing either way, and
+ * its values still count against others of its space.
+ */
+static void
+idgen_counter_refuse_untranslatable(int i, int seq_bits)
+{
+	if (pg_atomic_read_u32(&idgen_registry_slots[i].state) != IDGEN_SLOT_ACTIVE)
+		return;
+	idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+						 psprintf("this server issued IDs under the name with a %d-bit seq field (file \"%s\"), which a %d-bit one cannot be floored above; create it under a new name, or with a %d-bit seq field",
+								  seq_bits, IDGEN_COUNTER_FLOOR_FILE,
+								  idgen_counter_seq_bits(&idgen_registry_slots[i].spec),
+								  seq_bits));
 }
 
 /*
@@ -245,7 +290,16 @@ idgen_registry_load_counters(Oid relid)
 		row = (uint64) DatumGetInt64(values[1]);
 		if (!idgen_registry_slots[i].state_loaded || idgen_registry_slots[i].state_missing)
 		{
-			uint64		floor = idgen_counter_floor_of(&idgen_registry_slots[i], relid);
+			int			untranslatable;
+			uint64		floor = idgen_counter_floor_of(&idgen_registry_slots[i], relid,
+													   &untranslatable);
+
+			if (untranslatable)
+			{
+				idgen_counter_refuse_untranslatable(i, untranslatable);
+				idgen_registry_slots[i].state_missing = false;
+				continue;
+			}
 
 			idgen_raise_counter_next(&idgen_registry_gens[i].gen, Max(row, floor));
 			if (floor > row)
@@ -294,10 +348,13 @@ idgen_registry_load_counters(Oid relid)
 		if (slot->spec.time_field < 0 && !seen[i] &&
 			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_REFUSED)
 		{
+			int			untranslatable = 0;
 			uint64		floor = slot->state_loaded ? 0 :
-				idgen_counter_floor_of(slot, InvalidOid);
+				idgen_counter_floor_of(slot, InvalidOid, &untranslatable);
 
-			if (!slot->state_loaded && floor > 0)
+			if (untranslatable)
+				idgen_counter_refuse_untranslatable(i, untranslatable);
+			else if (!slot->state_loaded && floor > 0)
 			{
 				/* lost, but this server recorded how far it had got */
 				idgen_raise_counter_next(&idgen_registry_gens[i].gen, floor);
@@ -496,18 +553,27 @@ idgen_counter_floors_cover(void)
 		IdgenNamedSlot *slot = &idgen_registry_slots[counter_plan[p].slot];
 		IdgenCounterFloor *cf = idgen_counter_floor_find(slot->name,
 														 slot->node_value, true);
+		int			seq_bits = idgen_counter_seq_bits(&slot->spec);
 
-		if (cf->bound >= counter_plan[p].reserved &&
+		/* a line of the old form counts this definition's local values */
+		if (cf->seq_bits == 0 && cf->bound > 0)
+			cf->bound = idgen_counter_seq_bound(&slot->spec,
+												Min(cf->bound, slot->spec.counter.limit));
+		else if (cf->seq_bits != seq_bits)
+			cf->bound = 0;		/* of a definition refused here */
+		cf->seq_bits = seq_bits;
+		if (cf->bound >= idgen_counter_seq_bound(&slot->spec, counter_plan[p].reserved) &&
 			cf->relid == counter_state_relid && cf->dboid == MyDatabaseId)
 			continue;
 		{
 			int64		now_ms = idgen_clock_monotonic_ms();
 			uint64		step = (cf->raised_ms != 0 && now_ms - cf->raised_ms < 1000) ?
 				idgen_counter_lead(&slot->spec) : (uint64) slot->spec.counter.prefetch;
+			uint64		local = Min(counter_plan[p].reserved +
+									IDGEN_COUNTER_FLOOR_STEPS * step,
+									slot->spec.counter.limit);
 
-			cf->bound = Max(cf->bound,
-							Min(counter_plan[p].reserved + IDGEN_COUNTER_FLOOR_STEPS * step,
-								slot->spec.counter.limit));
+			cf->bound = Max(cf->bound, idgen_counter_seq_bound(&slot->spec, local));
 			cf->raised_ms = now_ms;
 		}
 		cf->dboid = MyDatabaseId;

@@ -540,6 +540,8 @@ extern bool idgen_counter_sets_meet(const IdgenCounterSpec *a,
 									const IdgenCounterSpec *b, uint64 from,
 									uint64 below);
 extern uint64 idgen_counter_lead(const IdgenSpec *spec);
+extern uint64 idgen_counter_seq_bound(const IdgenSpec *spec, uint64 c);
+extern uint64 idgen_counter_local_bound(const IdgenSpec *spec, uint64 seq);
 
 /* layout.c */
 extern void idgen_parse_layout(const char *text, IdgenSpec *spec,
