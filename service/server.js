@@ -80,7 +80,6 @@ function build(config) {
       id,
       generator: ns.generator,
       datacenterField: ns.datacenter_field,
-      fetchChunk,
       buffer: new IdBuffer(fetchChunk, {
         size: config.buffer.size,
         refillBelow: config.buffer.refill_below,
@@ -125,25 +124,12 @@ function build(config) {
     return ids.map(Number);
   }
 
+  // n IDs through the namespace's buffer, in line: each answer above the
+  // one before it (buffer.js).
   async function takeIds(ns, n) {
-    let got = null;
-    let err = null;
-    if (n <= config.buffer.size) {
-      got = await ns.buffer.takeWaiting(n);
-      err = ns.buffer.lastError;
-    }
-    if (!got && !err) {
-      // larger than the buffer, or other requests keep draining it while the
-      // database answers: straight from the database
-      try {
-        got = await ns.fetchChunk(n);
-      } catch (e) {
-        err = e;
-      }
-      ns.buffer.maybeRefill();
-    }
+    const got = await ns.buffer.takeWaiting(n);
     if (!got)
-      throw unavailable(ns, err);
+      throw unavailable(ns, ns.buffer.lastError);
     metrics.served.set(ns.id, metrics.served.get(ns.id) + got.ids.length);
     return got;
   }
