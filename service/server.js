@@ -101,13 +101,17 @@ function build(config) {
     return ns;
   }
 
+  // Whether the database answered with an error of its own (a missing
+  // generator, a missing grant), rather than being out of reach.
+  function refused(err) {
+    return !!(err && err.code && /^[0-9A-Z]{5}$/.test(err.code)
+      && !/^(08|57P0)/.test(err.code));   // not a lost connection or a shutdown
+  }
+
   // Why the database gave no IDs, for the client: the server's own message
-  // when it answered (a missing generator, a missing grant), else that it
-  // could not be reached.
+  // when it answered, else that it could not be reached.
   function unavailable(ns, err) {
-    const answered = err && err.code && /^[0-9A-Z]{5}$/.test(err.code)
-      && !/^(08|57P0)/.test(err.code);    // not a lost connection or a shutdown
-    const why = answered
+    const why = refused(err)
       ? `the database refused: ${err.message}`
       : `the database is unreachable${err ? ` (${err.message})` : ''}`;
     return new HttpError(503, `no IDs available for namespace ${ns.id} (generator ${ns.generator}): `
@@ -229,7 +233,10 @@ function build(config) {
 
   // Ready: the database answers, its idgen keeper is ready, and every
   // configured generator exists there and is active (not dropped, not
-  // refused after a node id change).
+  // refused after a node id change), and gives this role IDs (the last
+  // refill was not refused, by a missing grant say).  The role needs
+  // SELECT on the view idgen_generator_status (docs/service.md); without
+  // it the answer says so, rather than calling the database unreachable.
   app.get('/ready', async (req, reply) => {
     const names = [...namespaces.values()].map((ns) => ns.generator);
     let problems = [];
@@ -247,9 +254,17 @@ function build(config) {
           problems.push(`namespace ${ns.id}: generator ${ns.generator} does not exist (create it with idgen_create_generator)`);
         else if (g.state !== 'active')
           problems.push(`namespace ${ns.id}: generator ${ns.generator} is ${g.state}${g.message ? `: ${g.message}` : ''}`);
+        else if (refused(ns.buffer.lastError))
+          problems.push(`namespace ${ns.id}: the database refuses IDs of generator ${ns.generator}: ${ns.buffer.lastError.message}`);
       }
     } catch (e) {
-      problems = [`the database is unreachable: ${e.message}`];
+      if (e.code === '42501')
+        problems = [`the service's database role may not check readiness: ${e.message} `
+          + '(grant it SELECT on idgen_generator_status, as the setup in docs/service.md does)'];
+      else if (refused(e))
+        problems = [`the database refused the readiness check: ${e.message}`];
+      else
+        problems = [`the database is unreachable: ${e.message}`];
     }
     const buffered = Object.fromEntries([...namespaces.values()].map((ns) => [ns.id, ns.buffer.available]));
     if (problems.length)
