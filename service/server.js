@@ -13,8 +13,9 @@ const { Pool } = require('pg');
 const { IdBuffer } = require('./buffer');
 const { load } = require('./config');
 
-const TWO_53 = 2n ** 53n;
 const ID_RE = /^-?[0-9]{1,20}$/;
+const INT8_MIN = -(2n ** 63n);
+const INT8_MAX = 2n ** 63n - 1n;
 
 // An error answered to the client: HTTP status, and a message that says why.
 class HttpError extends Error {
@@ -22,6 +23,42 @@ class HttpError extends Error {
     super(message);
     this.status = status;
   }
+}
+
+// A JSON body as JSON.parse reads it, except that an integer too large for
+// a JavaScript number to hold exactly arrives as the string of its digits,
+// so that an ID sent as the JSON number this service answers keeps every
+// digit.  Only "id" accepts a string of digits: anywhere else the string
+// is refused as the wrong type, as the number would have been.
+function parseJson(text) {
+  let out = '';
+  let from = 0;
+  const re = /"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*/g;
+  let m;
+  while ((m = re.exec(text)) !== null) {
+    const tok = m[0];
+    if (tok[0] !== '"' && /^-?(0|[1-9][0-9]*)$/.test(tok) && !Number.isSafeInteger(Number(tok))) {
+      out += text.slice(from, m.index) + `"${tok}"`;
+      from = m.index + tok.length;
+    }
+  }
+  return JSON.parse(from === 0 ? text : out + text.slice(from));
+}
+
+// JSON text of an answer whose IDs are given as strings of digits (as the
+// database gave them): each ID is written as a JSON number of exactly those
+// digits, which no JavaScript number could carry above 2^53, and as a
+// string beside it.  ids: { key: [digits] or digits }.
+function withIds(answer, ids) {
+  let text = JSON.stringify(answer);
+  for (const [key, v] of Object.entries(ids)) {
+    const list = Array.isArray(v) ? v : [v];
+    if (!list.every((id) => ID_RE.test(id)))
+      throw new Error(`not an integer ID: ${list.find((id) => !ID_RE.test(id))}`);
+    const numbers = Array.isArray(v) ? `[${list.join(',')}]` : v;
+    text = text.replace(`"${key}":"@${key}@"`, `"${key}":${numbers}`);
+  }
+  return text;
 }
 
 // Strict input: a string, boolean, array or null is not a number, and a
@@ -51,7 +88,7 @@ function build(config) {
       return;
     }
     try {
-      done(null, JSON.parse(body));
+      done(null, parseJson(body));
     } catch (e) {
       done(new HttpError(400, `the request body is not valid JSON: ${e.message}`));
     }
@@ -143,16 +180,6 @@ function build(config) {
       + `no prefetched IDs are left and ${why}; no ID is ever made up without the database, retry later`);
   }
 
-  // IDs as JSON strings, or as numbers where asked and where every one fits.
-  function encodeIds(ids, format) {
-    if (format !== 'number')
-      return ids;
-    if (ids.some((s) => BigInt(s) >= TWO_53 || BigInt(s) <= -TWO_53))
-      throw new HttpError(422, 'this namespace\'s IDs do not fit a JSON number exactly (they reach 2^53 or more); '
-        + 'ask for strings (leave out "id_format")');
-    return ids.map(Number);
-  }
-
   // n IDs through the namespace's buffer, in line: each answer above the
   // one before it (buffer.js).
   async function takeIds(ns, n) {
@@ -164,7 +191,6 @@ function build(config) {
   }
 
   const namespaceSchema = { type: 'integer', minimum: 0, maximum: 9999999999 };
-  const formatSchema = { type: 'string', enum: ['string', 'number'] };
   // a body: a JSON object of exactly these fields
   const bodySchema = (properties, required) => ({
     type: 'object', required, properties, additionalProperties: false,
@@ -181,6 +207,8 @@ function build(config) {
       case 'additionalProperties':
         return `unknown field "${v.params.additionalProperty}"`;
       case 'type':
+        if (field === 'id')
+          return '"id" must be a 64-bit integer, as a JSON number or a string of digits';
         return field ? `${name} must be a JSON ${v.params.type} (strings, booleans, arrays and null are not converted)`
           : `${name} must be a JSON object`;
       default:
@@ -218,12 +246,16 @@ function build(config) {
   });
 
   app.post('/api/snowflake/v1/gen/', {
-    schema: { body: bodySchema({ namespace: namespaceSchema, id_format: formatSchema }, ['namespace']) },
-  }, async (req) => {
+    schema: { body: bodySchema({ namespace: namespaceSchema }, ['namespace']) },
+  }, async (req, reply) => {
     const ns = namespaceOf(req.body);
     const got = await takeIds(ns, 1);
-    const [id] = encodeIds(got.ids, req.body.id_format);
-    return { message: 'success', code: 0, data: { snowflake_id: id, datacenter_id: got.datacenter } };
+    const [id] = got.ids;
+    reply.type('application/json; charset=utf-8');
+    return withIds({
+      message: 'success', code: 0,
+      data: { snowflake_id: '@snowflake_id@', snowflake_id_str: id, datacenter_id: got.datacenter },
+    }, { snowflake_id: id });
   });
 
   app.post('/api/snowflake/v1/gen/batch/', {
@@ -231,27 +263,29 @@ function build(config) {
       body: bodySchema({
         namespace: namespaceSchema,
         count: { type: 'integer', minimum: 1, maximum: config.max_batch },
-        id_format: formatSchema,
       }, ['namespace', 'count']),
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const ns = namespaceOf(req.body);
     const got = await takeIds(ns, req.body.count);
-    const ids = encodeIds(got.ids, req.body.id_format);
-    return { message: 'success', code: 0, data: { snowflake_ids: ids, datacenter_id: got.datacenter } };
+    reply.type('application/json; charset=utf-8');
+    return withIds({
+      message: 'success', code: 0,
+      data: { snowflake_ids: '@snowflake_ids@', snowflake_ids_str: got.ids, datacenter_id: got.datacenter },
+    }, { snowflake_ids: got.ids });
   });
 
+  // The ID as a string of digits, or as a JSON number: parseJson() hands an
+  // integer beyond 2^53 over as its exact digits.
   app.post('/api/snowflake/v1/decode/', {
-    schema: { body: bodySchema({ namespace: namespaceSchema, id: {} }, ['namespace', 'id']) },
-  }, async (req) => {
+    schema: {
+      body: bodySchema({ namespace: namespaceSchema, id: { type: ['string', 'integer'] } }, ['namespace', 'id']),
+    },
+  }, async (req, reply) => {
     const ns = namespaceOf(req.body);
-    if (typeof req.body.id !== 'string' && typeof req.body.id !== 'number')
-      throw new HttpError(400, '"id" must be a 64-bit integer, as a string of digits');
     const id = String(req.body.id);
-    if (!ID_RE.test(id) || BigInt(id) > 2n ** 63n - 1n || BigInt(id) < -(2n ** 63n))
-      throw new HttpError(400, `"id" must be a 64-bit integer, as a string of digits: ${JSON.stringify(req.body.id)}`);
-    if (typeof req.body.id === 'number' && !Number.isSafeInteger(req.body.id))
-      throw new HttpError(400, '"id" is a JSON number beyond 2^53 and may have lost digits; send it as a string');
+    if (!ID_RE.test(id) || BigInt(id) > INT8_MAX || BigInt(id) < INT8_MIN)
+      throw new HttpError(400, `"id" must be a 64-bit integer, as a JSON number or a string of digits: ${JSON.stringify(req.body.id)}`);
     let r;
     try {
       r = await query('SELECT idgen_decode($1, $2::bigint) AS fields', [ns.generator, id]);
@@ -262,10 +296,15 @@ function build(config) {
     }
     const fields = r.rows[0].fields;
     const dc = fields[ns.datacenterField];
-    return {
+    const canonical = BigInt(id).toString();
+    reply.type('application/json; charset=utf-8');
+    return withIds({
       message: 'success', code: 0,
-      data: { snowflake_id: id, datacenter_id: Number.isInteger(dc) ? dc : null, fields },
-    };
+      data: {
+        snowflake_id: '@snowflake_id@', snowflake_id_str: canonical,
+        datacenter_id: Number.isInteger(dc) ? dc : null, fields,
+      },
+    }, { snowflake_id: canonical });
   });
 
   app.get('/health', async () => ({ status: 'ok' }));
@@ -385,4 +424,4 @@ if (require.main === module)
     process.exit(1);
   });
 
-module.exports = { build };
+module.exports = { build, parseJson, withIds, STRICT_AJV };
