@@ -138,7 +138,7 @@ sub post
 		{ headers => { 'content-type' => $type // 'application/json' },
 		  content => ref $body ? encode_json($body) : $body });
 	return { status => $r->{status}, body => $r->{content},
-		json => eval { decode_json($r->{content}) } };
+		json => scalar eval { decode_json($r->{content}) } };
 }
 
 sub get
@@ -146,7 +146,7 @@ sub get
 	my ($svc, $path) = @_;
 	my $r = $http->get(url_of($svc, $path));
 	return { status => $r->{status}, body => $r->{content},
-		json => eval { decode_json($r->{content}) } };
+		json => scalar eval { decode_json($r->{content}) } };
 }
 
 # Start a service instance for $node on a free loopback port.
