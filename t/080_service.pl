@@ -793,8 +793,10 @@ $nodes{b}->safe_psql('postgres', q{
 	SELECT idgen_create_generator('gone', layout => 'time:42 datacenter:3 worker:6 seq:12',
 		epoch => '2024-01-01 00:00:00+00', unit => '1 ms');
 	SELECT idgen_drop_generator('gone', force => true);
+	SELECT idgen_create_generator('ungranted', layout => 'time:42 datacenter:3 worker:6 seq:12',
+		epoch => '2024-02-01 00:00:00+00', unit => '1 ms');
 });
-my $d = start_service('d', $nodes{b}, namespaces => { 9 => 'nosuch', 10 => 'gone' },
+my $d = start_service('d', $nodes{b}, namespaces => { 9 => 'nosuch', 10 => 'gone', 11 => 'ungranted' },
 	env => { IDGEN_SERVICE_PORT => PostgreSQL::Test::Cluster::get_free_port() });
 is(get($d, '/health')->{status}, 200, 'IDGEN_SERVICE_PORT overrides the port of the file');
 $r = get($d, '/ready');
@@ -802,6 +804,11 @@ ok($r->{status} == 503 && (join "\n", @{ $r->{json}{problems} // [] }) =~ /^name
 	'a configured generator that does not exist: /ready 503 naming it');
 like(join("\n", @{ $r->{json}{problems} // [] }), qr/^namespace 10: generator gone is dropped/m,
 	'and one that was dropped');
+ok(wait_until(sub {
+	(join "\n", @{ get($d, '/ready')->{json}{problems} // [] })
+	  =~ /^namespace 11: the database refuses IDs of generator ungranted: /m }),
+	'and one not granted to the service\'s role, once the database refused it IDs')
+  or diag get($d, '/ready')->{body};
 $r = post($d, '/api/snowflake/v1/gen/', { namespace => 9 });
 ok($r->{status} == 503 && ($r->{json}{message} // '') =~ /nosuch.*does not exist/,
 	'and a request for it 503s with the database\'s reason');
