@@ -14,6 +14,17 @@
 //
 // Node runs this on one thread: take() is synchronous, so two requests can
 // never receive the same buffered ID.
+//
+// Order: every ID a request gets comes off the front of this queue, and
+// chunks are fetched one at a time (one refill runs at once) and appended in
+// the order the database issued them, so each answer is above every answer
+// before it.  A request the buffer cannot serve yet, a batch larger than the
+// buffer included, waits in line: the refill fetches what it lacks behind the
+// IDs already held, and requests are served in the order they came while any
+// waits, so none is overtaken by a later one for ever.
+
+// The most IDs idgen_next_batch() gives at once.
+const MAX_FETCH = 100000;
 
 class IdBuffer {
   // fetchChunk(n) resolves to { ids: [string], datacenter: number|null }
@@ -29,6 +40,9 @@ class IdBuffer {
     this.maxRetryMs = maxRetryMs;
     this.chunks = [];          // { ids, pos, datacenter }
     this.available = 0;
+    this.waiting = [];         // requests in line: { n, resolve }
+    this.serving = false;      // serveWaiting() is running
+    this.demand = 0;           // IDs the first request in line needs
     this.refilling = null;     // the running refill, a promise
     this.lastError = null;     // the last refill's error, cleared by a success
     this.failures = 0;
@@ -36,7 +50,8 @@ class IdBuffer {
     this.closed = false;
   }
 
-  // Take n IDs of one datacenter, or null if the buffer has fewer.
+  // Take n IDs of one datacenter, or null if the buffer has fewer.  For a
+  // request with nobody waiting before it: takeWaiting() keeps the line.
   take(n) {
     if (this.chunks.length === 0)
       return null;
@@ -85,10 +100,14 @@ class IdBuffer {
     // inside it would come before the assignment and leave it set for good.
     this.refilling = (async () => {
       try {
-        while (!this.closed && this.available < this.size) {
-          const n = Math.min(this.chunk, this.size - this.available);
-          if (n < this.chunk && this.available >= this.refillBelow && !force)
+        while (!this.closed && this.available < Math.max(this.size, this.demand)) {
+          // a chunk (or what fills the buffer), or more if a request in
+          // line needs more
+          let n = Math.max(Math.min(this.chunk, this.size - this.available),
+            this.demand - this.available);
+          if (n < this.chunk && this.available >= this.refillBelow && this.available >= this.demand && !force)
             break;
+          n = Math.min(n, MAX_FETCH);
           const got = await this.fetchChunk(n);
           if (this.closed)
             break;
@@ -118,26 +137,84 @@ class IdBuffer {
     return this.refilling;
   }
 
-  // For a request that found too few IDs: refill now (sharing a refill that
-  // is already running, and not waiting out a retry's back-off), then try
-  // again.  Null when the buffer still has too few (the database is
-  // unreachable or refuses; lastError says why).
-  async takeWaiting(n) {
-    for (let round = 0; round < 3; round++) {
+  // Take n IDs for a request, in line behind any request still waiting: at
+  // once when the buffer holds them, else after a refill that fetches what
+  // is missing (now, not after a retry's back-off).  Null when the refill
+  // failed (the database is unreachable or refuses; lastError says why).
+  takeWaiting(n) {
+    if (this.waiting.length === 0) {
       const got = this.take(n);
-      if (got || this.closed || (round > 0 && this.lastError))
-        return got;
-      if (this.retryTimer) {
-        clearTimeout(this.retryTimer);
-        this.retryTimer = null;
-      }
-      await this.refill(true);
+      if (got || this.closed)
+        return Promise.resolve(got);
     }
-    return this.take(n);
+    return new Promise((resolve) => {
+      this.waiting.push({ n, resolve });
+      this.serveWaiting();
+    });
+  }
+
+  // Serve the requests in line, first come first served, refilling for the
+  // first until it can be served or a refill fails; a failure answers every
+  // request in line that the buffer cannot serve with null.
+  async serveWaiting() {
+    if (this.serving)
+      return;
+    this.serving = true;
+    try {
+      while (this.waiting.length > 0) {
+        const w = this.waiting[0];
+        const got = this.take(w.n);
+        if (got) {
+          this.waiting.shift();
+          w.resolve(got);
+          continue;
+        }
+        if (this.closed) {
+          this.failWaiting();
+          break;
+        }
+        if (this.available >= w.n)
+          // enough IDs, but the oldest are of another datacenter (the server
+          // changed its node id) and too few for this request: drop them, a
+          // gap, so that no answer mixes datacenters
+          this.dropFront();
+        else {
+          this.demand = w.n;
+          if (this.retryTimer) {
+            clearTimeout(this.retryTimer);
+            this.retryTimer = null;
+          }
+          await this.refill(true);
+          if (this.available < w.n && this.lastError)
+            this.failWaiting();
+        }
+      }
+    } finally {
+      this.demand = 0;
+      this.serving = false;
+    }
+  }
+
+  // Answer every request in line: from the buffer where it can, else null.
+  failWaiting() {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const w of waiting)
+      w.resolve(this.closed ? null : this.take(w.n));
+  }
+
+  // Drop the IDs of the front chunks' datacenter.
+  dropFront() {
+    const datacenter = this.chunks[0].datacenter;
+    while (this.chunks.length > 0 && this.chunks[0].datacenter === datacenter) {
+      const c = this.chunks.shift();
+      this.available -= c.ids.length - c.pos;
+    }
   }
 
   close() {
     this.closed = true;
+    this.failWaiting();
     if (this.retryTimer)
       clearTimeout(this.retryTimer);
     this.retryTimer = null;

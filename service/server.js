@@ -13,8 +13,9 @@ const { Pool } = require('pg');
 const { IdBuffer } = require('./buffer');
 const { load } = require('./config');
 
-const TWO_53 = 2n ** 53n;
 const ID_RE = /^-?[0-9]{1,20}$/;
+const INT8_MIN = -(2n ** 63n);
+const INT8_MAX = 2n ** 63n - 1n;
 
 // An error answered to the client: HTTP status, and a message that says why.
 class HttpError extends Error {
@@ -24,13 +25,74 @@ class HttpError extends Error {
   }
 }
 
+// A JSON body as JSON.parse reads it, except that an integer too large for
+// a JavaScript number to hold exactly arrives as the string of its digits,
+// so that an ID sent as the JSON number this service answers keeps every
+// digit.  Only "id" accepts a string of digits: anywhere else the string
+// is refused as the wrong type, as the number would have been.
+function parseJson(text) {
+  let out = '';
+  let from = 0;
+  const re = /"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*/g;
+  let m;
+  while ((m = re.exec(text)) !== null) {
+    const tok = m[0];
+    if (tok[0] !== '"' && /^-?(0|[1-9][0-9]*)$/.test(tok) && !Number.isSafeInteger(Number(tok))) {
+      out += text.slice(from, m.index) + `"${tok}"`;
+      from = m.index + tok.length;
+    }
+  }
+  return JSON.parse(from === 0 ? text : out + text.slice(from));
+}
+
+// JSON text of an answer whose IDs are given as strings of digits (as the
+// database gave them): each ID is written as a JSON number of exactly those
+// digits, which no JavaScript number could carry above 2^53, and as a
+// string beside it.  ids: { key: [digits] or digits }.
+function withIds(answer, ids) {
+  let text = JSON.stringify(answer);
+  for (const [key, v] of Object.entries(ids)) {
+    const list = Array.isArray(v) ? v : [v];
+    if (!list.every((id) => ID_RE.test(id)))
+      throw new Error(`not an integer ID: ${list.find((id) => !ID_RE.test(id))}`);
+    const numbers = Array.isArray(v) ? `[${list.join(',')}]` : v;
+    text = text.replace(`"${key}":"@${key}@"`, `"${key}":${numbers}`);
+  }
+  return text;
+}
+
+// Strict input: a string, boolean, array or null is not a number, and a
+// field the endpoint does not know is an error, not dropped in silence.
+// (fastify's defaults coerce types and remove unknown fields.)
+const STRICT_AJV = {
+  customOptions: {
+    coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, allowUnionTypes: true,
+  },
+};
+
 function build(config) {
   const app = fastify({
     logger: { level: config.log_level },
     disableRequestLogging: !config.log_requests,
     bodyLimit: 64 * 1024,
+    ajv: STRICT_AJV,
   });
   const log = app.log;
+
+  // JSON bodies only: anything else is 415, as the docs' table says (fastify
+  // would also read text/plain).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') {
+      done(new HttpError(400, 'the request body is empty: send a JSON object'));
+      return;
+    }
+    try {
+      done(null, parseJson(body));
+    } catch (e) {
+      done(new HttpError(400, `the request body is not valid JSON: ${e.message}`));
+    }
+  });
 
   const pool = new Pool({
     ...config.database,
@@ -80,7 +142,6 @@ function build(config) {
       id,
       generator: ns.generator,
       datacenterField: ns.datacenter_field,
-      fetchChunk,
       buffer: new IdBuffer(fetchChunk, {
         size: config.buffer.size,
         refillBelow: config.buffer.refill_below,
@@ -102,62 +163,71 @@ function build(config) {
     return ns;
   }
 
+  // Whether the database answered with an error of its own (a missing
+  // generator, a missing grant), rather than being out of reach.
+  function refused(err) {
+    return !!(err && err.code && /^[0-9A-Z]{5}$/.test(err.code)
+      && !/^(08|57P0)/.test(err.code));   // not a lost connection or a shutdown
+  }
+
   // Why the database gave no IDs, for the client: the server's own message
-  // when it answered (a missing generator, a missing grant), else that it
-  // could not be reached.
+  // when it answered, else that it could not be reached.
   function unavailable(ns, err) {
-    const answered = err && err.code && /^[0-9A-Z]{5}$/.test(err.code)
-      && !/^(08|57P0)/.test(err.code);    // not a lost connection or a shutdown
-    const why = answered
+    const why = refused(err)
       ? `the database refused: ${err.message}`
       : `the database is unreachable${err ? ` (${err.message})` : ''}`;
     return new HttpError(503, `no IDs available for namespace ${ns.id} (generator ${ns.generator}): `
       + `no prefetched IDs are left and ${why}; no ID is ever made up without the database, retry later`);
   }
 
-  // IDs as JSON strings, or as numbers where asked and where every one fits.
-  function encodeIds(ids, format) {
-    if (format !== 'number')
-      return ids;
-    if (ids.some((s) => BigInt(s) >= TWO_53 || BigInt(s) <= -TWO_53))
-      throw new HttpError(422, 'this namespace\'s IDs do not fit a JSON number exactly (they reach 2^53 or more); '
-        + 'ask for strings (leave out "id_format")');
-    return ids.map(Number);
-  }
-
+  // n IDs through the namespace's buffer, in line: each answer above the
+  // one before it (buffer.js).
   async function takeIds(ns, n) {
-    let got = null;
-    let err = null;
-    if (n <= config.buffer.size) {
-      got = await ns.buffer.takeWaiting(n);
-      err = ns.buffer.lastError;
-    }
-    if (!got && !err) {
-      // larger than the buffer, or other requests keep draining it while the
-      // database answers: straight from the database
-      try {
-        got = await ns.fetchChunk(n);
-      } catch (e) {
-        err = e;
-      }
-      ns.buffer.maybeRefill();
-    }
+    const got = await ns.buffer.takeWaiting(n);
     if (!got)
-      throw unavailable(ns, err);
+      throw unavailable(ns, ns.buffer.lastError);
     metrics.served.set(ns.id, metrics.served.get(ns.id) + got.ids.length);
     return got;
   }
 
   const namespaceSchema = { type: 'integer', minimum: 0, maximum: 9999999999 };
-  const formatSchema = { type: 'string', enum: ['string', 'number'] };
+  // a body: a JSON object of exactly these fields
+  const bodySchema = (properties, required) => ({
+    type: 'object', required, properties, additionalProperties: false,
+  });
+
+  // What is wrong with a request body, naming the field, from ajv's error.
+  function invalid(err) {
+    const v = err.validation[0] || {};
+    const field = (v.instancePath || '').replace(/^\//, '').replace(/\//g, '.');
+    const name = field ? `"${field}"` : 'the request body';
+    switch (v.keyword) {
+      case 'required':
+        return `"${v.params.missingProperty}" is missing`;
+      case 'additionalProperties':
+        return `unknown field "${v.params.additionalProperty}"`;
+      case 'type':
+        if (field === 'id')
+          return '"id" must be a 64-bit integer, as a JSON number or a string of digits';
+        return field ? `${name} must be a JSON ${v.params.type} (strings, booleans, arrays and null are not converted)`
+          : `${name} must be a JSON object`;
+      default:
+        return `${name} ${v.message}`;
+    }
+  }
 
   app.setErrorHandler((err, req, reply) => {
     let status = err.status || err.statusCode || 500;
     let message = err.message;
-    if (err.validation)
+    if (err.validation) {
       status = 400;
-    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError)
-      message = `the request body is not valid JSON: ${err.message}`;
+      message = invalid(err);
+    }
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      status = 415;
+      message = `the request body must be JSON, sent as content-type application/json, `
+        + `not ${req.headers['content-type'] || 'without a content type'}`;
+    }
     if (status >= 500 && !(err instanceof HttpError)) {
       log.error({ err }, 'request failed');
       message = 'internal error';
@@ -176,53 +246,46 @@ function build(config) {
   });
 
   app.post('/api/snowflake/v1/gen/', {
-    schema: {
-      body: {
-        type: 'object', required: ['namespace'],
-        properties: { namespace: namespaceSchema, id_format: formatSchema },
-      },
-    },
-  }, async (req) => {
+    schema: { body: bodySchema({ namespace: namespaceSchema }, ['namespace']) },
+  }, async (req, reply) => {
     const ns = namespaceOf(req.body);
     const got = await takeIds(ns, 1);
-    const [id] = encodeIds(got.ids, req.body.id_format);
-    return { message: 'success', code: 0, data: { snowflake_id: id, datacenter_id: got.datacenter } };
+    const [id] = got.ids;
+    reply.type('application/json; charset=utf-8');
+    return withIds({
+      message: 'success', code: 0,
+      data: { snowflake_id: '@snowflake_id@', snowflake_id_str: id, datacenter_id: got.datacenter },
+    }, { snowflake_id: id });
   });
 
   app.post('/api/snowflake/v1/gen/batch/', {
     schema: {
-      body: {
-        type: 'object', required: ['namespace', 'count'],
-        properties: {
-          namespace: namespaceSchema,
-          count: { type: 'integer', minimum: 1, maximum: config.max_batch },
-          id_format: formatSchema,
-        },
-      },
+      body: bodySchema({
+        namespace: namespaceSchema,
+        count: { type: 'integer', minimum: 1, maximum: config.max_batch },
+      }, ['namespace', 'count']),
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const ns = namespaceOf(req.body);
     const got = await takeIds(ns, req.body.count);
-    const ids = encodeIds(got.ids, req.body.id_format);
-    return { message: 'success', code: 0, data: { snowflake_ids: ids, datacenter_id: got.datacenter } };
+    reply.type('application/json; charset=utf-8');
+    return withIds({
+      message: 'success', code: 0,
+      data: { snowflake_ids: '@snowflake_ids@', snowflake_ids_str: got.ids, datacenter_id: got.datacenter },
+    }, { snowflake_ids: got.ids });
   });
 
+  // The ID as a string of digits, or as a JSON number: parseJson() hands an
+  // integer beyond 2^53 over as its exact digits.
   app.post('/api/snowflake/v1/decode/', {
     schema: {
-      body: {
-        type: 'object', required: ['namespace', 'id'],
-        properties: { namespace: namespaceSchema, id: {} },
-      },
+      body: bodySchema({ namespace: namespaceSchema, id: { type: ['string', 'integer'] } }, ['namespace', 'id']),
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const ns = namespaceOf(req.body);
-    if (typeof req.body.id !== 'string' && typeof req.body.id !== 'number')
-      throw new HttpError(400, '"id" must be a 64-bit integer, as a string of digits');
     const id = String(req.body.id);
-    if (!ID_RE.test(id) || BigInt(id) > 2n ** 63n - 1n || BigInt(id) < -(2n ** 63n))
-      throw new HttpError(400, `"id" must be a 64-bit integer, as a string of digits: ${JSON.stringify(req.body.id)}`);
-    if (typeof req.body.id === 'number' && !Number.isSafeInteger(req.body.id))
-      throw new HttpError(400, '"id" is a JSON number beyond 2^53 and may have lost digits; send it as a string');
+    if (!ID_RE.test(id) || BigInt(id) > INT8_MAX || BigInt(id) < INT8_MIN)
+      throw new HttpError(400, `"id" must be a 64-bit integer, as a JSON number or a string of digits: ${JSON.stringify(req.body.id)}`);
     let r;
     try {
       r = await query('SELECT idgen_decode($1, $2::bigint) AS fields', [ns.generator, id]);
@@ -233,17 +296,25 @@ function build(config) {
     }
     const fields = r.rows[0].fields;
     const dc = fields[ns.datacenterField];
-    return {
+    const canonical = BigInt(id).toString();
+    reply.type('application/json; charset=utf-8');
+    return withIds({
       message: 'success', code: 0,
-      data: { snowflake_id: id, datacenter_id: Number.isInteger(dc) ? dc : null, fields },
-    };
+      data: {
+        snowflake_id: '@snowflake_id@', snowflake_id_str: canonical,
+        datacenter_id: Number.isInteger(dc) ? dc : null, fields,
+      },
+    }, { snowflake_id: canonical });
   });
 
   app.get('/health', async () => ({ status: 'ok' }));
 
   // Ready: the database answers, its idgen keeper is ready, and every
   // configured generator exists there and is active (not dropped, not
-  // refused after a node id change).
+  // refused after a node id change), and gives this role IDs (the last
+  // refill was not refused, by a missing grant say).  The role needs
+  // SELECT on the view idgen_generator_status (docs/service.md); without
+  // it the answer says so, rather than calling the database unreachable.
   app.get('/ready', async (req, reply) => {
     const names = [...namespaces.values()].map((ns) => ns.generator);
     let problems = [];
@@ -261,9 +332,17 @@ function build(config) {
           problems.push(`namespace ${ns.id}: generator ${ns.generator} does not exist (create it with idgen_create_generator)`);
         else if (g.state !== 'active')
           problems.push(`namespace ${ns.id}: generator ${ns.generator} is ${g.state}${g.message ? `: ${g.message}` : ''}`);
+        else if (refused(ns.buffer.lastError))
+          problems.push(`namespace ${ns.id}: the database refuses IDs of generator ${ns.generator}: ${ns.buffer.lastError.message}`);
       }
     } catch (e) {
-      problems = [`the database is unreachable: ${e.message}`];
+      if (e.code === '42501')
+        problems = [`the service's database role may not check readiness: ${e.message} `
+          + '(grant it SELECT on idgen_generator_status, as the setup in docs/service.md does)'];
+      else if (refused(e))
+        problems = [`the database refused the readiness check: ${e.message}`];
+      else
+        problems = [`the database is unreachable: ${e.message}`];
     }
     const buffered = Object.fromEntries([...namespaces.values()].map((ns) => [ns.id, ns.buffer.available]));
     if (problems.length)
@@ -345,4 +424,4 @@ if (require.main === module)
     process.exit(1);
   });
 
-module.exports = { build };
+module.exports = { build, parseJson, withIds, STRICT_AJV };

@@ -2,14 +2,18 @@
 #
 # Two servers with different node ids (65: datacenter 1 worker 1; 130:
 # datacenter 2 worker 2) hold the same named generators; two service
-# instances run against each.  Tested: the exact response of
-# POST /api/snowflake/v1/gen/ {"namespace": 1}, batches, decoding by field
-# name, IDs as strings unless numbers are asked for and fit 2^53, the error
-# answers, readiness, metrics; zero duplicates across all four instances
-# under concurrent load; and the fallback: with PostgreSQL stopped an
-# instance serves its prefetched IDs and then 503s, never anything else,
-# and serves again once the server is back; a restarted instance never
-# reuses an ID.  Properties only: no raw IDs, no timings.
+# instances run against each, all as the role docs/service.md creates,
+# with its own setup SQL.  Tested: the exact response of
+# POST /api/snowflake/v1/gen/ {"namespace": 1}, the ID as a JSON number
+# with its string beside it, batches, decoding by field name, a table of
+# requests that must be refused (no type coercion, no unknown fields or
+# nulls, 415 for what is not JSON), readiness with that role, metrics;
+# every answer of an instance above the one before it; zero duplicates
+# across all four instances under concurrent load; and the fallback: with
+# PostgreSQL stopped an instance serves its prefetched IDs and then 503s,
+# never anything else, and serves again once the server is back; a
+# restarted instance never reuses an ID.  Properties only: no raw IDs, no
+# timings.
 #
 # Needs node and npm, and npm's registry or an npm cache holding the
 # service's locked dependencies (IDGEN_NPM_CACHE, a directory kept between
@@ -28,6 +32,8 @@ use POSIX ':sys_wait_h';
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
+
+my $r;
 
 require_node();
 
@@ -71,7 +77,7 @@ node_cannot_run("npm could not install the service's dependencies (no registry, 
 			IPC::Run::timeout(60));
 	};
 	my @lines = split /\n/, $bout;
-	ok($bran && @lines == 7 && !(grep { !/^ok - / } @lines), 'the buffer\'s own checks pass')
+	ok($bran && @lines == 9 && !(grep { !/^ok - / } @lines), 'the buffer\'s own checks pass')
 	  or diag "stdout: $bout\nstderr: $berr";
 	note $_ for @lines;
 }
@@ -127,12 +133,12 @@ sub url_of { my ($svc, $path) = @_; return "http://127.0.0.1:$svc->{port}$path";
 # { status, body (raw), json (decoded or undef) }.
 sub post
 {
-	my ($svc, $path, $body) = @_;
+	my ($svc, $path, $body, $type) = @_;
 	my $r = $http->post(url_of($svc, $path),
-		{ headers => { 'content-type' => 'application/json' },
+		{ headers => { 'content-type' => $type // 'application/json' },
 		  content => ref $body ? encode_json($body) : $body });
 	return { status => $r->{status}, body => $r->{content},
-		json => eval { decode_json($r->{content}) } };
+		json => scalar eval { decode_json($r->{content}) } };
 }
 
 sub get
@@ -140,14 +146,14 @@ sub get
 	my ($svc, $path) = @_;
 	my $r = $http->get(url_of($svc, $path));
 	return { status => $r->{status}, body => $r->{content},
-		json => eval { decode_json($r->{content}) } };
+		json => scalar eval { decode_json($r->{content}) } };
 }
 
 # Start a service instance for $node on a free loopback port.
 sub start_service
 {
 	my ($name, $node, %conf) = @_;
-	my $user = delete $conf{user} // scalar getpwuid($<);
+	my $user = delete $conf{user} // 'idgen_service';
 	my $env = delete $conf{env} // {};
 	my $svc = { name => $name, port => PostgreSQL::Test::Cluster::get_free_port(),
 		log => "$PostgreSQL::Test::Utils::log_path/080_service_$name.log",
@@ -192,6 +198,12 @@ sub buffered
 	return $m =~ /^idgen_service_buffer_ids\{namespace="$ns"\} (\d+)$/m ? $1 : -1;
 }
 
+# The setup SQL of docs/service.md: its first sql block
+my ($docs_setup) = slurp_file("$FindBin::RealBin/../docs/service.md") =~ /^```sql\n(.*?)^```$/ms;
+ok(defined $docs_setup && $docs_setup =~ /CREATE ROLE idgen_service LOGIN/,
+	'docs/service.md has the setup SQL, creating the role idgen_service');
+$docs_setup //= '';
+
 # Two servers, two node ids, the same generators
 my %dc_of = (a => 1, b => 2);
 my %nodes;
@@ -209,52 +221,74 @@ for my $n ('a', 'b')
 	# yesterday, so that its 2^38 ms last for years after any run
 	$small_epoch //= $node->safe_psql('postgres',
 		"SELECT date_trunc('day', now() - interval '1 day')::text");
+	# the generator 'legacy' and the role idgen_service, exactly as the docs
+	# set them up, then one more generator granted to that role
+	$node->safe_psql('postgres', $docs_setup);
 	$node->safe_psql('postgres', qq{
-		SELECT idgen_create_generator('legacy',
-			layout => 'time:42 datacenter:3 worker:6 seq:12',
-			epoch => '2020-08-02 18:33:54.706+00', unit => '1 ms');
 		SELECT idgen_create_generator('small',
 			layout => 'time:38 datacenter:3 worker:6 seq:6',
 			epoch => '$small_epoch', unit => '1 ms');
-		CREATE ROLE svc LOGIN;
-		SELECT idgen_grant_generator('legacy', 'svc');
-		SELECT idgen_grant_generator('small', 'svc');
+		SELECT idgen_grant_generator('small', 'idgen_service');
 	});
 	$nodes{$n} = $node;
 }
 
 my %seen;    # every ID any instance returned
 my $dups = 0;
-sub saw { for (@_) { $dups++ if $seen{$_}++; } }
+sub saw { for (grep { defined } @_) { $dups++ if $seen{$_}++; } }
 
+# every instance connects as idgen_service, an ordinary role; a2 has the
+# docs' configuration (the defaults: a buffer of 1000, batches up to 1000)
 my $a1 = start_service('a1', $nodes{a}, max_batch => 500);
 my $a2 = start_service('a2', $nodes{a});
-# the second server's instances connect as an ordinary role, granted the generators
-my $b1 = start_service('b1', $nodes{b}, user => 'svc');
-my $b2 = start_service('b2', $nodes{b}, user => 'svc');
+my $b1 = start_service('b1', $nodes{b});
+my $b2 = start_service('b2', $nodes{b});
 
-ok(wait_until(sub { get($a1, '/ready')->{status} == 200 }), 'an instance is ready once its database is');
+ok(wait_until(sub { get($a1, '/ready')->{status} == 200 }),
+	'an instance connected as the docs\' role is ready once its database is')
+  or diag explain get($a1, '/ready')->{json};
 is(get($a1, '/health')->{status}, 200, '/health answers');
 
+# readiness the role may not check is a permission problem, not an outage
+$nodes{b}->safe_psql('postgres', 'REVOKE ALL ON idgen_generator_status FROM idgen_service');
+$r = get($b1, '/ready');
+my $problems = join "\n", @{ $r->{json}{problems} // [] };
+ok($r->{status} == 503 && $problems =~ /permission denied/ && $problems !~ /unreachable/,
+	'without the grant of the docs: /ready 503, a permission problem, not "unreachable"')
+  or diag $r->{body};
+$nodes{b}->safe_psql('postgres', $docs_setup =~ /^(GRANT [^;]*idgen_generator_status[^;]*;)/m ? $1 : 'SELECT');
+ok(wait_until(sub { get($b1, '/ready')->{status} == 200 }), 'granted again: ready');
+
 # --- the contract
-my $r = post($a1, '/api/snowflake/v1/gen/', { namespace => 1 });
+$r = post($a1, '/api/snowflake/v1/gen/', { namespace => 1 });
 is($r->{status}, 200, 'POST /api/snowflake/v1/gen/ {"namespace": 1} answers 200');
 is_deeply([ sort keys %{ $r->{json} // {} } ], [ 'code', 'data', 'message' ],
 	'the answer has message, code and data');
 is_deeply([ $r->{json}{message}, $r->{json}{code} ], [ 'success', 0 ], 'message "success", code 0');
-is_deeply([ sort keys %{ $r->{json}{data} // {} } ], [ 'datacenter_id', 'snowflake_id' ],
-	'data has snowflake_id and datacenter_id');
-like($r->{body}, qr/"snowflake_id":"[1-9][0-9]*"/, 'the ID is a JSON string of digits');
+is_deeply([ sort keys %{ $r->{json}{data} // {} } ], [ 'datacenter_id', 'snowflake_id', 'snowflake_id_str' ],
+	'data has snowflake_id, its string snowflake_id_str, and datacenter_id');
+my ($id_number) = $r->{body} =~ /"snowflake_id":([0-9]+)[,}]/;
+ok(defined $id_number && $id_number =~ /^[1-9][0-9]*$/ && $id_number > 2**53,
+	'the ID is a JSON number, an integer (this layout\'s IDs are above 2^53)');
+my $id = $r->{json}{data}{snowflake_id_str};
+ok(defined $id && $r->{body} =~ /"snowflake_id_str":"[1-9][0-9]*"/ && $id eq ($id_number // ''),
+	'snowflake_id_str is a JSON string of the same digits, exactly');
 is($r->{json}{data}{datacenter_id}, 1, 'datacenter_id is the server\'s datacenter');
-my $id = $r->{json}{data}{snowflake_id};
 saw($id);
+# without them (checks failed above), go on with a stand-in rather than stop
+$id = '0' unless defined $id && $id =~ /^[0-9]+$/;
+$id_number //= $id;
 
+$r = post($a1, '/api/snowflake/v1/decode/', "{\"namespace\": 1, \"id\": $id_number}");
+ok($r->{status} == 200 && ($r->{json}{data}{snowflake_id_str} // '') eq $id,
+	'the ID decodes given as the JSON number it came as: its digits survive the round trip');
 $r = post($a1, '/api/snowflake/v1/decode/', { namespace => 1, id => $id });
 is($r->{status}, 200, 'decode answers 200');
+like($r->{body}, qr/"snowflake_id":$id[,}].*"snowflake_id_str":"$id"/, 'and names the ID as a number and a string');
 is_deeply([ sort keys %{ $r->{json}{data}{fields} // {} } ],
 	[ 'datacenter', 'seq', 'time', 'worker' ], 'decode names every field of the layout');
 is_deeply([ $r->{json}{data}{fields}{datacenter}, $r->{json}{data}{fields}{worker},
-	$r->{json}{data}{datacenter_id}, $r->{json}{data}{snowflake_id} ],
+	$r->{json}{data}{datacenter_id}, $r->{json}{data}{snowflake_id_str} ],
 	[ 1, 1, 1, $id ], 'the decoded datacenter and worker are the server\'s node id');
 is_deeply($r->{json}{data}{fields},
 	decode_json($nodes{a}->safe_psql('postgres', "SELECT idgen_decode('legacy', $id)")),
@@ -262,30 +296,26 @@ is_deeply($r->{json}{data}{fields},
 
 $r = post($a1, '/api/snowflake/v1/gen/batch/', { namespace => 1, count => 500 });
 is($r->{status}, 200, 'a batch of 500 answers 200');
-my @batch = @{ $r->{json}{data}{snowflake_ids} // [] };
+my @batch = @{ $r->{json}{data}{snowflake_ids_str} // [] };
 is(scalar @batch, 500, 'with 500 IDs');
-ok(!(grep { !/^[1-9][0-9]*$/ } @batch) && $r->{body} !~ /[\[,][0-9]/,
-	'all JSON strings of digits');
+my ($numbers) = $r->{body} =~ /"snowflake_ids":\[([0-9,]*)\]/;
+is_deeply([ split /,/, $numbers // '' ], \@batch,
+	'snowflake_ids: JSON numbers, snowflake_ids_str: JSON strings of exactly the same digits');
+ok(@batch && !(grep { !/^[1-9][0-9]*$/ } @batch), 'integers, all of them');
 ok(!(grep { $batch[ $_ - 1 ] >= $batch[$_] } 1 .. $#batch) && $batch[0] > $id,
 	'strictly increasing, after the single ID');
 is($r->{json}{data}{datacenter_id}, 1, 'the batch names its datacenter');
 saw(@batch);
 
-# IDs as numbers: only when asked, and only where they fit 2^53
-$r = post($a1, '/api/snowflake/v1/gen/', { namespace => 3 });
-like($r->{body}, qr/"snowflake_id":"[0-9]+"/, 'a 53-bit namespace gives strings by default');
-saw($r->{json}{data}{snowflake_id});
-$r = post($a1, '/api/snowflake/v1/gen/', { namespace => 3, id_format => 'number' });
-like($r->{body}, qr/"snowflake_id":[0-9]+[,}]/, 'and a JSON number when asked');
-ok($r->{json}{data}{snowflake_id} < 2**53, 'below 2^53');
-saw($r->{json}{data}{snowflake_id});
-$r = post($a1, '/api/snowflake/v1/gen/batch/', { namespace => 3, count => 100, id_format => 'number' });
-ok($r->{status} == 200 && $r->{body} =~ /"snowflake_ids":\[[0-9]+(,[0-9]+){99}\]/,
-	'a batch as 100 JSON numbers');
-saw(@{ $r->{json}{data}{snowflake_ids} });
-$r = post($a1, '/api/snowflake/v1/gen/', { namespace => 1, id_format => 'number' });
-is($r->{status}, 422, 'numbers for a namespace whose IDs pass 2^53: 422');
-like($r->{json}{message} // '', qr/2\^53.*strings/, 'saying they do not fit and to ask for strings');
+# a 53-bit layout's IDs (the js53 preset's size) are numbers and strings too
+$r = post($a1, '/api/snowflake/v1/gen/batch/', { namespace => 3, count => 100 });
+($numbers) = $r->{body} =~ /"snowflake_ids":\[([0-9,]*)\]/;
+my @small = @{ $r->{json}{data}{snowflake_ids_str} // [] };
+ok($r->{status} == 200 && @small == 100 && join(',', @small) eq ($numbers // ''),
+	'a 53-bit namespace: 100 JSON numbers and the same 100 strings');
+ok(!(grep { $_ >= 2**53 } @{ $r->{json}{data}{snowflake_ids} // [1e300] }),
+	'each below 2^53, exact as a JavaScript number');
+saw(@small);
 
 # --- errors
 $r = post($a1, '/api/snowflake/v1/gen/', { namespace => 7 });
@@ -307,9 +337,88 @@ is($r->{status}, 400, 'a batch of 0: 400');
 $r = post($a1, '/api/snowflake/v1/decode/', { namespace => 1, id => 'abc' });
 ok($r->{status} == 400 && ($r->{json}{message} // '') =~ /64-bit integer/,
 	'decoding what is not an ID: 400');
-$r = post($a1, '/api/snowflake/v1/decode/', { namespace => 1, id => 107209837483659272 });
-ok($r->{status} == 400 && ($r->{json}{message} // '') =~ /as a string/,
-	'an ID sent as a JSON number beyond 2^53: 400, asking for a string');
+
+# Strict input, as a table: path, content type, body, the status expected,
+# and for a 400 what its message must name.  No type is coerced (a string,
+# boolean, array or null is not a number), no field is unknown, and a body
+# that is not JSON by its content type is 415.  ID stands for an ID
+# served above, as a JSON number or inside a string.
+my $G = '/api/snowflake/v1/gen/';
+my $B = '/api/snowflake/v1/gen/batch/';
+my $D = '/api/snowflake/v1/decode/';
+my $J = 'application/json';
+my @matrix = (
+	[ $G, $J, '{"namespace":1}', 200 ],
+	[ $G, "$J; charset=utf-8", '{"namespace":1}', 200 ],
+	[ $G, $J, '{"namespace":"1"}', 400, 'namespace' ],
+	[ $G, $J, '{"namespace":true}', 400, 'namespace' ],
+	[ $G, $J, '{"namespace":[1]}', 400, 'namespace' ],
+	[ $G, $J, '{"namespace":{"n":1}}', 400, 'namespace' ],
+	[ $G, $J, '{"namespace":null}', 400, 'namespace' ],
+	[ $G, $J, '{"namespace":1.5}', 400, 'namespace' ],
+	[ $G, $J, '{"namespace":-1}', 400, 'namespace' ],
+	[ $G, $J, '{"namespace":1,"extra":1}', 400, 'extra' ],
+	[ $G, $J, '{"namespace":1,"id_format":"number"}', 400, 'id_format' ],
+	[ $G, $J, '{}', 400, 'namespace' ],
+	[ $G, $J, '[1]', 400, 'object' ],
+	[ $G, $J, '1', 400, 'object' ],
+	[ $G, $J, 'null', 400, 'object' ],
+	[ $G, $J, '{"namespace": 1', 400, 'not valid JSON' ],
+	[ $G, $J, '', 400, 'empty' ],
+	[ $G, $J, '{"namespace":7}', 404, 'unknown namespace 7' ],
+	[ $G, 'text/plain', '{"namespace":1}', 415, 'application/json' ],
+	[ $G, 'application/x-www-form-urlencoded', 'namespace=1', 415, 'application/json' ],
+	[ $G, 'application/xml', '<namespace>1</namespace>', 415, 'application/json' ],
+	[ $G, 'application/octet-stream', '{"namespace":1}', 415, 'application/json' ],
+	[ $B, $J, '{"namespace":1,"count":5}', 200 ],
+	[ $B, $J, '{"namespace":1,"count":"5"}', 400, 'count' ],
+	[ $B, $J, '{"namespace":1,"count":true}', 400, 'count' ],
+	[ $B, $J, '{"namespace":1,"count":[5]}', 400, 'count' ],
+	[ $B, $J, '{"namespace":1,"count":null}', 400, 'count' ],
+	[ $B, $J, '{"namespace":1,"count":0}', 400, 'count' ],
+	[ $B, $J, '{"namespace":1,"count":501}', 400, 'count' ],
+	[ $B, $J, '{"namespace":1}', 400, 'count' ],
+	[ $B, $J, '{"namespace":"1","count":5}', 400, 'namespace' ],
+	[ $B, $J, '{"namespace":1,"count":5,"extra":null}', 400, 'extra' ],
+	[ $B, 'text/plain', '{"namespace":1,"count":5}', 415, 'application/json' ],
+	[ $D, $J, '{"namespace":1,"id":"ID"}', 200 ],
+	[ $D, $J, '{"namespace":1,"id":ID}', 200 ],
+	[ $D, $J, '{"namespace":1,"id":null}', 400, 'id' ],
+	[ $D, $J, '{"namespace":1,"id":true}', 400, 'id' ],
+	[ $D, $J, '{"namespace":1,"id":["ID"]}', 400, 'id' ],
+	[ $D, $J, '{"namespace":1,"id":"abc"}', 400, '64-bit integer' ],
+	[ $D, $J, '{"namespace":1,"id":1.5}', 400, 'id' ],
+	[ $D, $J, '{"namespace":1,"id":99999999999999999999}', 400, '64-bit integer' ],
+	[ $D, $J, '{"namespace":1,"id":"99999999999999999999"}', 400, '64-bit integer' ],
+	[ $D, $J, '{"namespace":"1","id":"ID"}', 400, 'namespace' ],
+	[ $D, $J, '{"namespace":null,"id":"ID"}', 400, 'namespace' ],
+	[ $D, $J, '{"namespace":1,"id":"ID","extra":1}', 400, 'extra' ],
+	[ $D, $J, '{"namespace":1}', 400, 'id' ],
+	[ $D, 'text/plain', '{"namespace":1,"id":"ID"}', 415, 'application/json' ],
+);
+my @wrong;
+for my $row (@matrix)
+{
+	my ($path, $type, $body, $status, $names) = @$row;
+	$body =~ s/ID/$id/g;
+	$r = post($a1, $path, $body, $type);
+	my $ok = ($r->{status} // 0) == $status && ($r->{json}{code} // -1) == ($status == 200 ? 0 : $status);
+	$ok &&= index($r->{json}{message} // '', $names) >= 0 if defined $names;
+	push @wrong, "$path $type $body: expected $status"
+	  . (defined $names ? " naming $names" : '') . ", got $r->{status} $r->{body}"
+	  unless $ok;
+	if ($status == 200)
+	{
+		saw($r->{json}{data}{snowflake_id_str}) if $path eq $G;
+		saw(@{ $r->{json}{data}{snowflake_ids_str} // [] }) if $path eq $B;
+	}
+}
+is(scalar @wrong, 0, 'each of ' . scalar(@matrix) . ' requests answers its status, naming what is wrong')
+  or diag join "\n", @wrong;
+$r = post($a1, $G, { namespace => 1 });
+ok($r->{status} == 200 && get($a1, '/health')->{status} == 200,
+	'and after them all, the instance serves others');
+saw($r->{json}{data}{snowflake_id_str});
 
 # --- four instances, two servers, concurrent load: no duplicates
 my $load_js = "$dir/load.js";
@@ -344,7 +453,7 @@ async function client(i, port, lines, stats) {
     stats.requests++;
     if (r.status !== 200) { stats.failed++; stats.last = r.text; continue; }
     const d = JSON.parse(r.text).data;
-    for (const id of batch ? d.snowflake_ids : [d.snowflake_id])
+    for (const id of (batch ? d.snowflake_ids_str : [d.snowflake_id_str]) || [])
       lines.push(`${i} ${d.datacenter_id} ${id}`);
   }
 }
@@ -394,6 +503,102 @@ like($metrics, qr/^idgen_service_requests_total\{route="\/api\/snowflake\/v1\/ge
 	'and the requests by route and status');
 like($metrics, qr/^idgen_service_db_seconds_count [1-9]/m, 'and the database round trips');
 
+# --- one instance's answers are in order: each above the one before it,
+# whether it comes from the buffer, a batch larger than the buffer, or
+# both.  Ordered steps against an instance whose buffer (300) is smaller
+# than its largest batch (1000), then clients in parallel against a2, which
+# has the docs' configuration (a buffer of 1000, batches up to 1000).
+my $o = start_service('o', $nodes{a}, max_batch => 1000,
+	buffer => { size => 300, refill_below => 150, chunk => 100 });
+ok(wait_until(sub { buffered($o, 1) == 300 }), 'an instance with a buffer of 300 fills it');
+my (@steps, $step_fail);
+for my $count (1, 400, 1, 299, 1, 1000, 1, 300, 1, 301, 1)
+{
+	$r = $count == 1 ? post($o, $G, { namespace => 1 }) : post($o, $B, { namespace => 1, count => $count });
+	my @got = $count == 1 ? ($r->{json}{data}{snowflake_id_str} // ()) : @{ $r->{json}{data}{snowflake_ids_str} // [] };
+	$step_fail = "$count: $r->{status} $r->{body}" unless $r->{status} == 200 && @got == $count;
+	push @steps, [ $count, @got ];
+	saw(@got);
+}
+ok(!defined $step_fail, 'singles and batches of 299 to 1000, in turn: all served') or diag $step_fail;
+my @out_of_order;
+for my $k (1 .. $#steps)
+{
+	my ($before, $now) = ($steps[ $k - 1 ], $steps[$k]);
+	push @out_of_order, "$now->[0] ID(s) after $before->[0]"
+	  unless @$before > 1 && @$now > 1 && $now->[1] > $before->[-1];
+}
+is_deeply(\@out_of_order, [], 'each answer is above the one before it, through the buffer or past its size');
+stop_service($o);
+
+my $order_js = "$dir/order.js";
+append_to_file($order_js, <<'EOF');
+'use strict';
+// usage: order.js OUT PORT; 8 clients, each asking in turn for one ID and
+// for batches of 1000, 999 and 600, 60 requests; each client checks that
+// every answer is above its previous one (its requests are sequential, so
+// the instance took them in that order).  Writes the IDs to OUT, and the
+// counts as JSON on stdout.
+const http = require('http');
+const fs = require('fs');
+const [out, port] = process.argv.slice(2);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+function post(path, body) {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => { text += c; });
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+async function client(ids, stats) {
+  let last = -1n;
+  for (let k = 0; k < 60; k++) {
+    const count = [1, 1000, 1, 999, 1, 600][k % 6];
+    const r = await post(count === 1 ? '/api/snowflake/v1/gen/' : '/api/snowflake/v1/gen/batch/',
+      count === 1 ? { namespace: 1 } : { namespace: 1, count });
+    stats.answers++;
+    if (r.status !== 200) { stats.failed++; stats.last = r.text; continue; }
+    const d = JSON.parse(r.text).data;
+    const got = (count === 1 ? [d.snowflake_id_str] : d.snowflake_ids_str || [])
+      .filter((id) => typeof id === 'string').map(BigInt);
+    if (got.length !== count || got.some((id, i) => id <= (i ? got[i - 1] : last)))
+      stats.out_of_order++;
+    if (got.length)
+      last = got[got.length - 1];
+    ids.push(...got);
+  }
+}
+(async () => {
+  const ids = [];
+  const stats = { answers: 0, failed: 0, out_of_order: 0 };
+  await Promise.all([...Array(8).keys()].map(() => client(ids, stats)));
+  fs.writeFileSync(out, ids.join('\n') + '\n');
+  console.log(JSON.stringify(stats));
+  agent.destroy();
+})().catch((e) => { console.error(e.stack || e); process.exit(1); });
+EOF
+($out, $err) = ('', '');
+$ran = eval {
+	IPC::Run::run([ 'node', $order_js, "$dir/order.out", $a2->{port} ],
+		'>', \$out, '2>', \$err, IPC::Run::timeout(300));
+};
+$stats = eval { decode_json((split /\n/, $out // '')[-1]) } // {};
+is_deeply([ $stats->{answers}, $stats->{failed} ], [ 480, 0 ],
+	'8 clients in parallel, singles and batches up to the buffer\'s size: all 480 answered')
+  or diag "$out\n$err\n" . ($stats->{last} // '');
+is($stats->{out_of_order}, 0, 'each client\'s every answer above its previous one, in the docs\' configuration');
+my $order_dups = 0;
+for (split /\n/, slurp_file("$dir/order.out")) { $order_dups++ if $seen{$_}++; }
+is($order_dups, 0, 'and no ID twice');
+
 # --- the fallback: only the prefetched IDs, then 503, never anything else
 stop_service($_) for $a2, $b2;
 my $c = start_service('c', $nodes{a}, max_batch => 1000,
@@ -409,10 +614,10 @@ my ($served, $after, $other, @fallback) = (0, 0, 0);
 for my $k (1 .. 320)
 {
 	$r = post($c, '/api/snowflake/v1/gen/', { namespace => 1 });
-	if ($r->{status} == 200 && !$after && ($r->{json}{data}{snowflake_id} // '') =~ /^[1-9][0-9]*$/)
+	if ($r->{status} == 200 && !$after && ($r->{json}{data}{snowflake_id_str} // '') =~ /^[1-9][0-9]*$/)
 	{
 		$served++;
-		push @fallback, $r->{json}{data}{snowflake_id};
+		push @fallback, $r->{json}{data}{snowflake_id_str};
 	}
 	elsif ($r->{status} == 503
 		&& ($r->{json}{message} // '') =~ /^no IDs available for namespace 1 .*unreachable.*no ID is ever made up/)
@@ -440,7 +645,7 @@ my @recovered;
 for (1 .. 20)
 {
 	$r = post($c, '/api/snowflake/v1/gen/', { namespace => 1 });
-	push @recovered, $r->{json}{data}{snowflake_id} if $r->{status} == 200;
+	push @recovered, $r->{json}{data}{snowflake_id_str} if $r->{status} == 200;
 }
 is(scalar @recovered, 20, 'and the instance serves IDs again');
 my $recovered_dups = 0;
@@ -484,7 +689,7 @@ async function client(i, lines) {
     let body = null;
     try { body = JSON.parse(r.text); } catch (e) { /* reported below */ }
     if (r.status === 200 && body && body.data)
-      lines.push(`${i} 200 ${body.data.snowflake_id}`);
+      lines.push(`${i} 200 ${body.data.snowflake_id_str}`);
     else
       lines.push(`${i} ${r.status} ${body ? body.message : r.text}`.replace(/\n/g, ' '));
     if (r.status !== 200)
@@ -576,7 +781,7 @@ like(slurp_file($c->{log}), qr/"msg":"shutting down: finishing requests; prefetc
 launch($c);
 ok(wait_until(sub { get($c, '/ready')->{status} == 200 }), 'the restarted instance is ready');
 $r = post($c, '/api/snowflake/v1/gen/batch/', { namespace => 1, count => 400 });
-my @restarted = @{ $r->{json}{data}{snowflake_ids} // [] };
+my @restarted = @{ $r->{json}{data}{snowflake_ids_str} // [] };
 is(scalar @restarted, 400, 'and serves a batch larger than its buffer');
 my $restart_dups = 0;
 for (@restarted) { $restart_dups++ if $seen{$_}++; }
@@ -588,8 +793,10 @@ $nodes{b}->safe_psql('postgres', q{
 	SELECT idgen_create_generator('gone', layout => 'time:42 datacenter:3 worker:6 seq:12',
 		epoch => '2024-01-01 00:00:00+00', unit => '1 ms');
 	SELECT idgen_drop_generator('gone', force => true);
+	SELECT idgen_create_generator('ungranted', layout => 'time:42 datacenter:3 worker:6 seq:12',
+		epoch => '2024-02-01 00:00:00+00', unit => '1 ms');
 });
-my $d = start_service('d', $nodes{b}, namespaces => { 9 => 'nosuch', 10 => 'gone' },
+my $d = start_service('d', $nodes{b}, namespaces => { 9 => 'nosuch', 10 => 'gone', 11 => 'ungranted' },
 	env => { IDGEN_SERVICE_PORT => PostgreSQL::Test::Cluster::get_free_port() });
 is(get($d, '/health')->{status}, 200, 'IDGEN_SERVICE_PORT overrides the port of the file');
 $r = get($d, '/ready');
@@ -597,6 +804,11 @@ ok($r->{status} == 503 && (join "\n", @{ $r->{json}{problems} // [] }) =~ /^name
 	'a configured generator that does not exist: /ready 503 naming it');
 like(join("\n", @{ $r->{json}{problems} // [] }), qr/^namespace 10: generator gone is dropped/m,
 	'and one that was dropped');
+ok(wait_until(sub {
+	(join "\n", @{ get($d, '/ready')->{json}{problems} // [] })
+	  =~ /^namespace 11: the database refuses IDs of generator ungranted: /m }),
+	'and one not granted to the service\'s role, once the database refused it IDs')
+  or diag get($d, '/ready')->{body};
 $r = post($d, '/api/snowflake/v1/gen/', { namespace => 9 });
 ok($r->{status} == 503 && ($r->{json}{message} // '') =~ /nosuch.*does not exist/,
 	'and a request for it 503s with the database\'s reason');

@@ -83,8 +83,36 @@ function check(what, fn) {
   });
   b.close();
 
+  // order: requests in line are served first come first served, a batch
+  // larger than the buffer after the IDs already held, so that every
+  // answer is above the one before it
+  const o = new IdBuffer(fetchChunk, { size: 10, refillBelow: 5, chunk: 4, retryMs: 5, maxRetryMs: 20 });
+  await o.refill(true);
+  const answers = [];
+  const ask = (n) => o.takeWaiting(n).then((got) => { answers.push(got ? got.ids : null); });
+  await Promise.all([ask(1), ask(25), ask(1), ask(10), ask(3), ask(1)]);
+  await o.refilling;
+  const flat = answers.flat();
+  check('a batch larger than the buffer, and requests after it: answered in turn, each above the last', () => {
+    assert.deepStrictEqual(answers.map((a) => a.length), [1, 25, 1, 10, 3, 1]);
+    assert.ok(flat.every((id, i) => i === 0 || BigInt(id) > BigInt(flat[i - 1])));
+  });
+
+  // the oldest IDs are of another datacenter and too few for a request:
+  // dropped (a gap), never mixed into its answer, and order kept
+  datacenter = 3;
+  const lastBefore = BigInt(flat[flat.length - 1]);
+  const held = o.available;
+  const mixed = await o.takeWaiting(held + 1);
+  check('a request past a change of datacenter gets IDs of one datacenter, above all before', () => {
+    assert.strictEqual(mixed.datacenter, 3);
+    assert.strictEqual(mixed.ids.length, held + 1);
+    assert.ok(BigInt(mixed.ids[0]) > lastBefore);
+  });
+  o.close();
+
   check('every ID was fetched once and handed out at most once', () => {
-    const all = [...first.ids, ...served, ...back.ids];
+    const all = [...first.ids, ...served, ...back.ids, ...flat, ...mixed.ids];
     assert.strictEqual(new Set(all).size, all.length);
   });
 })().catch((e) => {
