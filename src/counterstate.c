@@ -65,24 +65,25 @@
 
 /*
  * The counters' floor of last resort: a file in the data directory
- * listing, for every counter this server reserved for, an upper bound of
- * its reservation, with the database and table (idgen_counter_state) the
- * reservation was written to.  The bound is counted in seq values, with
- * the width of the seq field, so that it means the same to a definition
- * under the same name with other stripes, segment or start (a line
- * without the width, written before, counts local values of the
- * definition that reads it).  It is read only where that table's rows
- * cannot be trusted: the extension was re-created, or idgen.database
- * changed, so a counter's row (missing, or 0 from a new creation) may lie
- * below values the server handed out under the same name and node value.
- * Then the counter resumes above the bound, skipping at most the margin
- * (IDGEN_COUNTER_FLOOR_STEPS prefetches, or leads under a tight loop:
- * idgen_counter_floors_cover), instead of starting again at 0.
- * Not replicated: a promoted standby or a restored backup has its own
- * copy, older, which is only ever used as a floor.  Keeper only.
+ * listing, for every counter this server reserved for, its reservation as
+ * published (written after the row's durable commit, before the backends
+ * see it: idgen_counter_floors_cover), with the database and table
+ * (idgen_counter_state) the reservation was written to.  The bound is
+ * counted in seq values, with the width of the seq field, so that it
+ * means the same to a definition under the same name with other stripes,
+ * segment or start (a line without the width, written before, counts
+ * local values of the definition that reads it).  Every load of a
+ * counter's state takes the higher of its row and this bound: a row
+ * restored from an older copy, lost, or written anew after the extension
+ * was re-created or idgen.database changed may lie below values the
+ * server handed out under the same name and node value.  Since the bound
+ * is the reservation itself, a crash still skips at most a prefetch.  At
+ * a clean stop the keeper records both at the exact next value
+ * (idgen_registry_plan_parking).  Not replicated: a promoted standby or a
+ * restored backup has its own copy, older, which is only ever used as a
+ * floor.  Keeper only.
  */
 #define IDGEN_COUNTER_FLOOR_FILE "idgen_counters"
-#define IDGEN_COUNTER_FLOOR_STEPS 16
 
 typedef struct IdgenCounterFloor
 {
@@ -93,7 +94,6 @@ typedef struct IdgenCounterFloor
 								 * local values of the running definition */
 	Oid			dboid;			/* where the reservation was written */
 	Oid			relid;
-	int64		raised_ms;		/* monotonic ms of the last raise, or 0 */
 } IdgenCounterFloor;
 
 static IdgenCounterFloor *counter_floors = NULL;
@@ -197,22 +197,24 @@ idgen_counter_seq_bits(const IdgenSpec *spec)
 }
 
 /*
- * The floor, in the slot's local values, of a counter whose row in table
- * relid cannot be trusted (see above), or 0.  A bound recorded for a seq
- * field of another width cannot be translated: *untranslatable is set
- * (the counter is then refused, never guessed at).
+ * The file's floor of a counter, in the slot's local values, or 0; whether
+ * it was recorded for table relid (the row's) in *same_table.  A bound
+ * recorded for a seq field of another width cannot be translated:
+ * *untranslatable is set (the counter is then refused, never guessed at).
  */
 static uint64
 idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid,
-					   int *untranslatable)
+					   int *untranslatable, bool *same_table)
 {
 	IdgenCounterFloor *cf;
 
 	*untranslatable = 0;
+	*same_table = false;
 	idgen_counter_floors_read();
 	cf = idgen_counter_floor_find(slot->name, slot->node_value, false);
-	if (cf == NULL || (cf->relid == relid && cf->dboid == MyDatabaseId))
+	if (cf == NULL)
 		return 0;
+	*same_table = cf->relid == relid && cf->dboid == MyDatabaseId;
 	if (cf->seq_bits == 0)
 		return Min(cf->bound, slot->spec.counter.limit);
 	if (cf->seq_bits != idgen_counter_seq_bits(&slot->spec))
@@ -291,8 +293,9 @@ idgen_registry_load_counters(Oid relid)
 		if (!idgen_registry_slots[i].state_loaded || idgen_registry_slots[i].state_missing)
 		{
 			int			untranslatable;
+			bool		same_table;
 			uint64		floor = idgen_counter_floor_of(&idgen_registry_slots[i], relid,
-													   &untranslatable);
+													   &untranslatable, &same_table);
 
 			if (untranslatable)
 			{
@@ -308,6 +311,9 @@ idgen_registry_load_counters(Oid relid)
 				ereport(WARNING,
 						(errmsg("idgen keeper: counter \"%s\" resumes above " UINT64_FORMAT ", where this server reserved it before",
 								idgen_registry_slots[i].name, floor),
+						 same_table ?
+						 errdetail("Its durable state in database \"%s\" lies below the reservation this server recorded in file \"%s\": the row was changed by hand, or restored from an older copy.",
+								   idgen_database, IDGEN_COUNTER_FLOOR_FILE) :
 						 errdetail("Its durable state in database \"%s\" is newer than the reservation this server recorded in file \"%s\": the extension was re-created, or \"idgen.database\" changed.",
 								   idgen_database, IDGEN_COUNTER_FLOOR_FILE)));
 			}
@@ -349,8 +355,9 @@ idgen_registry_load_counters(Oid relid)
 			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_REFUSED)
 		{
 			int			untranslatable = 0;
+			bool		same_table;
 			uint64		floor = slot->state_loaded ? 0 :
-				idgen_counter_floor_of(slot, InvalidOid, &untranslatable);
+				idgen_counter_floor_of(slot, InvalidOid, &untranslatable, &same_table);
 
 			if (untranslatable)
 				idgen_counter_refuse_untranslatable(i, untranslatable);
@@ -419,6 +426,7 @@ typedef struct IdgenCounterPlan
 
 static int	counter_plan_n = 0;
 static IdgenCounterPlan *counter_plan = NULL;
+static bool counter_plan_parking = false;	/* exact values of a stopping keeper */
 
 int
 idgen_registry_plan_counters(void)
@@ -429,6 +437,7 @@ idgen_registry_plan_counters(void)
 		counter_plan = MemoryContextAlloc(TopMemoryContext,
 										  sizeof(IdgenCounterPlan) * idgen_max_generators);
 	counter_plan_n = 0;
+	counter_plan_parking = false;
 	pg_read_barrier();
 	for (uint32 i = 0; i < n; i++)
 	{
@@ -448,7 +457,8 @@ idgen_registry_plan_counters(void)
 		SpinLockAcquire(&gen->mutex);
 		next = gen->at.next;
 		SpinLockRelease(&gen->mutex);
-		if (!(slot->state_rewrite || want > reserved || next >= reserved ||
+		if (!(slot->parked || slot->state_rewrite || want > reserved ||
+			  next >= reserved ||
 			  reserved - next < (uint64) slot->spec.counter.refill))
 			continue;
 
@@ -459,7 +469,7 @@ idgen_registry_plan_counters(void)
 		 */
 		target = Min(Max(reserved, Max(next, want) + (uint64) slot->spec.counter.prefetch),
 					 slot->spec.counter.limit);
-		if (target <= reserved && !slot->state_rewrite)
+		if (target <= reserved && !slot->state_rewrite && !slot->parked)
 			continue;			/* at the end of its range: nothing to add */
 		plan = &counter_plan[counter_plan_n++];
 		plan->slot = i;
@@ -507,9 +517,20 @@ idgen_registry_write_counters(Oid relid)
 					   TextDatumGetCString(values[0])) == 0)
 			{
 				uint64		row = nulls[1] ? 0 : (uint64) DatumGetInt64(values[1]);
+				IdgenNamedSlot *slot = &idgen_registry_slots[counter_plan[p].slot];
 
+				/*
+				 * A stopping keeper lowers the row it published to the
+				 * exact next value; one above that was restored since the
+				 * last load (or written but never published): kept.
+				 */
+				if (counter_plan_parking)
+				{
+					if (row > pg_atomic_read_u64(&slot->counter_reserved))
+						counter_plan[p].reserved = Max(row, counter_plan[p].reserved);
+				}
 				/* never lower: a row restored since the last load */
-				if (row > counter_plan[p].reserved)
+				else if (row > counter_plan[p].reserved)
 				{
 					idgen_counter_take_restored(counter_plan[p].slot, row);
 					counter_plan[p].reserved = row;
@@ -533,12 +554,9 @@ idgen_registry_write_counters(Oid relid)
 }
 
 /*
- * Before a counter reservation is published: make sure the file's bound
- * covers it, raising the bound IDGEN_COUNTER_FLOOR_STEPS prefetches at a
- * time, so that the file is written rarely and a quiet counter that
- * resumes from it skips little; or, if it was raised less than a second
- * before (a tight loop), that many leads, so that it is still written at
- * most a few times a second.
+ * Before a counter reservation is published: the file's bound becomes it,
+ * so that every load can take the file's bound when it is higher than the
+ * row and a crash still skips at most what the row would.
  */
 static void
 idgen_counter_floors_cover(void)
@@ -565,17 +583,8 @@ idgen_counter_floors_cover(void)
 		if (cf->bound >= idgen_counter_seq_bound(&slot->spec, counter_plan[p].reserved) &&
 			cf->relid == counter_state_relid && cf->dboid == MyDatabaseId)
 			continue;
-		{
-			int64		now_ms = idgen_clock_monotonic_ms();
-			uint64		step = (cf->raised_ms != 0 && now_ms - cf->raised_ms < 1000) ?
-				idgen_counter_lead(&slot->spec) : (uint64) slot->spec.counter.prefetch;
-			uint64		local = Min(counter_plan[p].reserved +
-									IDGEN_COUNTER_FLOOR_STEPS * step,
-									slot->spec.counter.limit);
-
-			cf->bound = Max(cf->bound, idgen_counter_seq_bound(&slot->spec, local));
-			cf->raised_ms = now_ms;
-		}
+		cf->bound = Max(cf->bound,
+						idgen_counter_seq_bound(&slot->spec, counter_plan[p].reserved));
 		cf->dboid = MyDatabaseId;
 		cf->relid = counter_state_relid;
 		changed = true;
@@ -585,9 +594,26 @@ idgen_counter_floors_cover(void)
 }
 
 /*
+ * Switch a parked counter on again (see idgen_registry_plan_parking), once
+ * its published reservation is durable again; a drop or refusal since
+ * keeps it off.  Under its lock, as idgen_slot_set_state() reads "parked".
+ */
+static void
+idgen_counter_unpark(int i)
+{
+	IdgenNamedSlot *slot = &idgen_registry_slots[i];
+	IdgenGenerator *gen = &idgen_registry_gens[i].gen;
+
+	SpinLockAcquire(&gen->mutex);
+	slot->parked = false;
+	gen->owned = pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_ACTIVE;
+	SpinLockRelease(&gen->mutex);
+}
+
+/*
  * The planned reservations are durable: hand them to the callers, with
  * the point past which a caller wakes the keeper (the reservation less
- * refill).
+ * refill), and switch parked counters on again.
  */
 void
 idgen_registry_publish_counters(void)
@@ -620,6 +646,87 @@ idgen_registry_publish_counters(void)
 		old = Max(old, plan->reserved);
 		pg_atomic_write_u64(&slot->counter_wake, old - Min(old, refill));
 		/* the keeper broadcasts its condition variable once they are out */
+		if (slot->parked)
+			idgen_counter_unpark(plan->slot);
 	}
+	counter_plan_n = 0;
+}
+
+/*
+ * The keeper stops cleanly (keeper.c): switch every running counter off
+ * under its lock, so that nothing is handed out once its next value is
+ * read, and plan its durable state at exactly that value.  Every value
+ * handed out lies below it, values taken ahead of the reservation
+ * included.  This is the sequence rule: a clean restart resumes where the
+ * counter stopped, only a crash skips.  Returns how many; the caller
+ * writes them (idgen_registry_write_counters), commits, and records them
+ * in the file (idgen_registry_floors_exact).  The slots stay switched off
+ * ("parked"): a keeper started again in this shared memory (after
+ * pg_terminate_backend()) first makes their published reservation
+ * durable again, then switches them on (idgen_registry_publish_counters).
+ */
+int
+idgen_registry_plan_parking(void)
+{
+	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
+
+	if (counter_plan == NULL)
+		counter_plan = MemoryContextAlloc(TopMemoryContext,
+										  sizeof(IdgenCounterPlan) * idgen_max_generators);
+	counter_plan_n = 0;
+	counter_plan_parking = true;
+	pg_read_barrier();
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
+		IdgenGenerator *gen = &idgen_registry_gens[i].gen;
+		bool		parked = false;
+		uint64		next = 0;
+
+		if (slot->spec.time_field >= 0 || !slot->state_loaded ||
+			slot->state_missing ||
+			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+			continue;
+		SpinLockAcquire(&gen->mutex);
+		if (gen->owned)
+		{
+			slot->parked = true;
+			gen->owned = false;
+			parked = true;
+		}
+		next = gen->at.next;
+		SpinLockRelease(&gen->mutex);
+		if (!parked && !slot->parked)
+			continue;			/* switched off otherwise: not ours to record */
+		counter_plan[counter_plan_n].slot = i;
+		counter_plan[counter_plan_n].reserved = next;
+		counter_plan_n++;
+	}
+	/* a caller waiting for a reservation fails at once */
+	ConditionVariableBroadcast(&idgen_shared->keeper.keeper.cv);
+	return counter_plan_n;
+}
+
+/*
+ * The parked counters' exact next values are committed: record them in
+ * the file too, lowering its bounds, so that the next start takes them.
+ */
+void
+idgen_registry_floors_exact(void)
+{
+	idgen_counter_floors_read();
+	for (int p = 0; p < counter_plan_n; p++)
+	{
+		IdgenNamedSlot *slot = &idgen_registry_slots[counter_plan[p].slot];
+		IdgenCounterFloor *cf = idgen_counter_floor_find(slot->name,
+														 slot->node_value, true);
+
+		cf->seq_bits = idgen_counter_seq_bits(&slot->spec);
+		cf->bound = idgen_counter_seq_bound(&slot->spec, counter_plan[p].reserved);
+		cf->dboid = MyDatabaseId;
+		cf->relid = counter_state_relid;
+	}
+	if (counter_plan_n > 0)
+		idgen_counter_floors_write();
 	counter_plan_n = 0;
 }

@@ -604,6 +604,8 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	 * lets readers, the keeper's loads included, go on.
 	 */
 	LockRelationOid(idgen_registry_relid(), ShareRowExclusiveLock);
+	/* a table altered by hand is refused, not written (as the keeper does) */
+	idgen_registry_check_table(idgen_registry_relid());
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	idgen_definition_row(name, &spec, &row);

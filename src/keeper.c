@@ -232,11 +232,21 @@ idgen_keeper_begin(const char *activity)
 	pgstat_report_activity(STATE_RUNNING, activity);
 }
 
+/*
+ * Set around a commit that may wait for synchronous standbys: a SIGTERM
+ * then ends the wait at once (die()), as for any backend, instead of
+ * waiting for the keeper's next look (idgen_keeper_sigterm).
+ */
+static volatile sig_atomic_t keeper_commit_may_wait = false;
+
 static void
 idgen_keeper_commit(void)
 {
 	PopActiveSnapshot();
+	keeper_commit_may_wait = max_wal_senders > 0 &&
+		SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
 	CommitTransactionCommand();
+	keeper_commit_may_wait = false;
 	MemoryContextSwitchTo(keeper_cxt);
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
@@ -628,15 +638,59 @@ idgen_keeper_check_settings(void)
 
 /*
  * SIGTERM: the server shuts down, or an administrator stops the keeper.
- * Noted, so that the exit gives the node-id lease back at once.
+ * Noted, so that the exit gives the node-id lease back at once, and the
+ * keeper stops at its next look (idgen_keeper_stop_if_asked), as the
+ * autovacuum launcher does: nothing it does takes long, but a commit that
+ * waits for synchronous standbys, which die() ends as for any backend.
  */
 static volatile sig_atomic_t keeper_terminating = false;
 
 static void
 idgen_keeper_sigterm(SIGNAL_ARGS)
 {
+	int			save_errno = errno;
+
 	keeper_terminating = true;
-	die(postgres_signal_arg);
+	if (keeper_commit_may_wait)
+		die(postgres_signal_arg);
+	else
+		SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/*
+ * Stop cleanly if SIGTERM came: record each running counter's exact next
+ * value as its durable state, in the table and the data directory's file
+ * (the sequence rule: a clean restart skips nothing), then exit.  The
+ * counters are switched off first, so nothing is handed out after its
+ * value is read (idgen_registry_plan_parking).  Lowering the durable
+ * state needs only this server's flush: a standby that still holds the
+ * higher state is just as safe.  Exits with 1, so that a keeper stopped
+ * by pg_terminate_backend() is started again.
+ */
+static void
+idgen_keeper_stop_if_asked(bool connected)
+{
+	IdgenKeeperObjects objs;
+
+	if (!keeper_terminating)
+		return;
+	if (connected && idgen_registry_plan_parking() > 0)
+	{
+		idgen_keeper_begin("idgen keeper: recording where the counters stopped");
+		idgen_keeper_find_objects(&objs);
+		if (OidIsValid(objs.counters))
+			idgen_registry_write_counters(objs.counters);
+		SetConfigOption("synchronous_commit", "local", PGC_SUSET, PGC_S_OVERRIDE);
+		idgen_keeper_commit();
+		if (OidIsValid(objs.counters) && GetFlushRecPtr(NULL) >= XactLastCommitEnd)
+		{
+			idgen_registry_floors_exact();
+			ereport(LOG,
+					(errmsg("idgen keeper: stopping; the counters resume where they stopped")));
+		}
+	}
+	proc_exit(1);
 }
 
 static void
@@ -695,6 +749,7 @@ idgen_keeper_back_off(uint32 failures)
 		int64		remaining_ms = until - idgen_clock_monotonic_ms();
 
 		CHECK_FOR_INTERRUPTS();
+		idgen_keeper_stop_if_asked(false);
 		if (remaining_ms <= 0)
 			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -756,6 +811,7 @@ idgen_keeper_main(Datum main_arg)
 
 			MemoryContextReset(keeper_cxt);
 			CHECK_FOR_INTERRUPTS();
+			idgen_keeper_stop_if_asked(true);
 			if (ConfigReloadPending)
 			{
 				ConfigReloadPending = false;

@@ -232,8 +232,9 @@ idgen_slot_set_state(int i, IdgenSlotState state, const char *message)
 	{
 		IdgenGenerator *gen = idgen_slot_generator(i, s);
 
+		/* a counter parked by a stopping keeper stays off (counterstate.c) */
 		SpinLockAcquire(&gen->mutex);
-		gen->owned = (state == IDGEN_SLOT_ACTIVE);
+		gen->owned = (state == IDGEN_SLOT_ACTIVE) && !slot->parked;
 		SpinLockRelease(&gen->mutex);
 	}
 	/* a caller waiting for a counter's reservation fails at once */
@@ -488,6 +489,16 @@ idgen_registry_open(Oid relid)
 				 idgen_errhint_repair()));
 	idgen_registry_check_columns(desc);
 	return rel;
+}
+
+/*
+ * Refuse idgen_generator (relid) if it was altered, as the keeper would:
+ * for a creation, which may read no row of it before it writes one.
+ */
+void
+idgen_registry_check_table(Oid relid)
+{
+	table_close(idgen_registry_open(relid), AccessShareLock);
 }
 
 /*

@@ -84,6 +84,9 @@ typedef struct IdgenNamedSlot
 								 * (keeper only) */
 	bool		defined_dropped;	/* its row's dropped mark meanwhile */
 	bool		state_rewrite;	/* durable state missing or low (keeper only) */
+	bool		parked;			/* switched off by a stopping keeper, its
+								 * durable state lowered to its next value
+								 * (written under the generator's lock) */
 	int64		state_changed_ms;	/* monotonic ms of a drop/re-create commit */
 } IdgenNamedSlot;
 
@@ -170,6 +173,7 @@ extern const char *idgen_collides_with(const char *name, const IdgenSpec *spec,
 /* registry.c: the keeper's side */
 extern void idgen_slot_set_state(int i, IdgenSlotState state, const char *message);
 extern bool idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row);
+extern void idgen_registry_check_table(Oid relid);
 extern void idgen_counter_raise_floor(int i, uint64 floor);
 extern bool idgen_registry_row_spec(const IdgenRegistryRow *row, IdgenSpec *spec);
 extern bool idgen_spec_same(const IdgenSpec *have, const IdgenSpec *now);

@@ -137,6 +137,13 @@ idgen_report_slot(int i)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("generator \"%s\" does not exist", slot->name),
 				 errdetail("It was dropped.")));
+	if (slot->parked)
+		ereport(ERROR,
+				(errcode(ERRCODE_IDGEN_RETRY),
+				 errmsg("counter generator \"%s\" is not available while the idgen keeper stops or restarts",
+						slot->name),
+				 errdetail("The keeper recorded where the counter stopped; it resumes there once the keeper runs again."),
+				 errhint("Retry in a moment.")));
 	SpinLockAcquire(&idgen_registry_shm->mutex);
 	strlcpy(message, slot->message, sizeof(message));
 	SpinLockRelease(&idgen_registry_shm->mutex);

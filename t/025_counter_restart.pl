@@ -1,0 +1,95 @@
+# Counters behave like sequences across restarts.  A clean stop records
+# each counter's exact position, so a clean restart skips nothing, three
+# times over; a crash skips at most prefetch.  A keeper stopped by
+# pg_terminate_backend() parks the counters (55P03 meanwhile), and its
+# successor switches them on again where they stopped.  A state row
+# replaced by an older copy never lowers the floor: the data directory's
+# record wins at the next start, also right after a crash.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $node = PostgreSQL::Test::Cluster->new('counter_restart');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 4\n");
+$node->start;
+wait_for_keeper($node);
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('c', 'seq:40');
+	CREATE TABLE ids (id bigint NOT NULL);});
+
+# Draw $n values into ids; returns the last.
+sub draw
+{
+	my ($n) = @_;
+	return $node->safe_psql('postgres', qq{
+		INSERT INTO ids SELECT idgen_next('c') FROM generate_series(1, $n) RETURNING id}) =~ s/.*\n//sr;
+}
+
+# The next value, once the counter issues again (a parked one answers 55P03,
+# and a failed call takes nothing).
+sub next_value
+{
+	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $until)
+	{
+		my ($ret, $out, $err) = $node->psql('postgres',
+			q{INSERT INTO ids SELECT idgen_next('c') RETURNING id});
+		return $out if $ret == 0;
+		die "unexpected error: $err" unless $err =~ /55P03|idgen keeper/;
+		sleep 0.1;
+	}
+	die 'the counter did not issue again';
+}
+
+my $last = draw(5);
+for my $round (1 .. 3)
+{
+	my $offset = -s $node->logfile;
+	$node->restart;
+	wait_for_keeper($node);
+	ok($node->log_contains(qr/idgen keeper: stopping; the counters resume where they stopped/, $offset),
+		"clean restart $round: the keeper recorded where the counter stopped");
+	my $next = next_value();
+	is($next - $last, 1, "clean restart $round: the counter resumes right after its last value");
+	$last = $next;
+}
+
+# a crash: above every value, at most prefetch (1,000) skipped
+$last = draw(2500);
+$node->stop('immediate');
+$node->start;
+wait_for_keeper($node);
+my $next = next_value();
+cmp_ok($next, '>', $last, 'after a crash the counter resumes above its values');
+cmp_ok($next - $last - 1, '<=', 1000, 'skipping at most prefetch: ' . ($next - $last - 1));
+$last = $next;
+
+# an administrator stops the keeper: it parks the counter, its successor
+# switches it on again where it stopped
+restart_keeper($node);
+$next = next_value();
+is($next - $last, 1, 'after pg_terminate_backend on the keeper: right after its last value');
+$last = draw(3000);
+
+# The state row replaced by an older copy, then a crash before the keeper
+# looks again (it looks every 2 s): the data directory's record wins.
+$node->safe_psql('postgres',
+	q{UPDATE idgen_counter_state SET reserved = 0 WHERE name = 'c'});
+$node->stop('immediate');
+$node->start;
+wait_for_keeper($node);
+$next = next_value();
+cmp_ok($next, '>', $last, 'a state row lowered by hand does not lower the floor');
+ok($node->log_contains(qr/counter "c" resumes above \d+, where this server reserved it before/),
+	'and the keeper says so');
+is($node->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT id) FROM ids'), 't',
+	'no value was handed out twice');
+
+$node->stop;
+done_testing();
