@@ -236,10 +236,8 @@ idgen_counter_refuse_untranslatable(int i, int seq_bits)
 	if (pg_atomic_read_u32(&idgen_registry_slots[i].state) != IDGEN_SLOT_ACTIVE)
 		return;
 	idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
-						 psprintf("this server issued IDs under the name with a %d-bit seq field (file \"%s\"), which a %d-bit one cannot be floored above; create it under a new name, or with a %d-bit seq field",
-								  seq_bits, IDGEN_COUNTER_FLOOR_FILE,
-								  idgen_counter_seq_bits(&idgen_registry_slots[i].spec),
-								  seq_bits));
+						 idgen_counter_untranslatable_message(&idgen_registry_slots[i],
+															  seq_bits));
 }
 
 /*
@@ -626,8 +624,13 @@ idgen_registry_publish_counters(void)
 	/* under a leased node id, etcd records them first (lease.c) */
 	for (int p = 0; p < counter_plan_n && idgen_leases_on; p++)
 		if (idgen_registry_slots[counter_plan[p].slot].spec.node_bits > 0)
+		{
+			const IdgenSpec *spec = &idgen_registry_slots[counter_plan[p].slot].spec;
+
 			noted |= idgen_lease_note_counter(idgen_registry_slots[counter_plan[p].slot].name,
-											  counter_plan[p].reserved);
+											  idgen_counter_seq_bound(spec, counter_plan[p].reserved),
+											  idgen_counter_seq_bits(spec));
+		}
 	if (noted)
 		idgen_lease_record_counters();
 

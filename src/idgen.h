@@ -695,14 +695,18 @@ extern int32 idgen_current_node_id(void);
 typedef struct IdgenLeaseCounter
 {
 	char		name[NAMEDATALEN];
-	uint64		value;
+	uint64		value;			/* seq values below it may have been issued */
+	int			seq_bits;		/* the seq field's width; 0: a record of the
+								 * old form, in the reader's local values */
 } IdgenLeaseCounter;
 
 extern List *idgen_lease_counters;
-extern bool idgen_lease_note_counter(const char *name, uint64 value);
-extern bool idgen_lease_counter_floor(const char *name, uint64 *value);
+extern bool idgen_lease_note_counter(const char *name, uint64 value, int seq_bits);
+extern bool idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
+									  uint64 *local_floor, int *untranslatable);
 extern IdgenLeaseCounter *idgen_lease_find_counter(List *counters,
-												   const char *name);
+												   const char *name,
+												   int seq_bits);
 
 /* lease.c */
 extern bool idgen_leases_on;

@@ -219,7 +219,41 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 		 rec->ttl_s < 0 || rec->ttl_s > IDGEN_LEASE_TTL_MAX_S))
 		goto unreadable;
 
-	/* the counters: { "name": bound, ... } */
+	/*
+	 * the counters: [{"name": ..., "seq": bound, "bits": width}, ...], and
+	 * in the old form { "name": bound, ... } (local values)
+	 */
+	counters = idgen_json_container(&json->root, "counter_floors");
+	if (counters != NULL && JsonContainerIsArray(counters))
+	{
+		JsonbIterator *it = JsonbIteratorInit(counters);
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			IdgenLeaseCounter *c;
+			char	   *name;
+			int64		bound;
+			int64		bits;
+
+			if (tok != WJB_ELEM)
+				continue;
+			if (v.type != jbvBinary ||
+				(name = idgen_json_string(v.val.binary.data, "name")) == NULL ||
+				strlen(name) == 0 || strlen(name) >= NAMEDATALEN ||
+				!idgen_json_int64(v.val.binary.data, "seq", &bound) || bound < 0 ||
+				!idgen_json_int64(v.val.binary.data, "bits", &bits) ||
+				bits < 1 || bits > 63)
+				goto unreadable;
+			c = palloc0(sizeof(IdgenLeaseCounter));
+			strlcpy(c->name, name, sizeof(c->name));
+			c->value = (uint64) bound;
+			c->seq_bits = (int) bits;
+			rec->counters = lappend(rec->counters, c);
+		}
+	}
+	else if (counters != NULL)
+		goto unreadable;
 	counters = idgen_json_container(&json->root, "counters");
 	if (counters != NULL && JsonContainerIsObject(counters))
 	{
@@ -273,13 +307,32 @@ idgen_lease_record_value(int64 unix_ms)
 	bool		first = true;
 
 	initStringInfo(&value);
-	appendStringInfo(&value, "{\"reserved_unix_ms\": " INT64_FORMAT ", \"epoch_unix_ms\": " INT64_FORMAT ", \"system_identifier\": \"" UINT64_FORMAT "\", \"lease_ttl_s\": %d, \"counters\": {",
+	appendStringInfo(&value, "{\"reserved_unix_ms\": " INT64_FORMAT ", \"epoch_unix_ms\": " INT64_FORMAT ", \"system_identifier\": \"" UINT64_FORMAT "\", \"lease_ttl_s\": %d, \"counter_floors\": [",
 					 unix_ms, idgen_epoch_unix_ms, GetSystemIdentifier(),
 					 idgen_lease_ttl_s);
 	foreach(lc, idgen_lease_counters)
 	{
 		IdgenLeaseCounter *c = lfirst(lc);
 
+		if (c->seq_bits == 0)
+			continue;
+		if (!first)
+			appendStringInfoString(&value, ", ");
+		appendStringInfoString(&value, "{\"name\": ");
+		escape_json(&value, c->name);
+		appendStringInfo(&value, ", \"seq\": " UINT64_FORMAT ", \"bits\": %d}",
+						 c->value, c->seq_bits);
+		first = false;
+	}
+	/* bounds of the old form, taken from a record, are passed on as they came */
+	appendStringInfoString(&value, "], \"counters\": {");
+	first = true;
+	foreach(lc, idgen_lease_counters)
+	{
+		IdgenLeaseCounter *c = lfirst(lc);
+
+		if (c->seq_bits != 0)
+			continue;
 		if (!first)
 			appendStringInfoString(&value, ", ");
 		escape_json(&value, c->name);
@@ -353,7 +406,8 @@ idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
 	foreach(lc, idgen_lease_counters)
 	{
 		IdgenLeaseCounter *mine = lfirst(lc);
-		IdgenLeaseCounter *theirs = idgen_lease_find_counter(rec->counters, mine->name);
+		IdgenLeaseCounter *theirs = idgen_lease_find_counter(rec->counters, mine->name,
+															 mine->seq_bits);
 
 		if (theirs != NULL && theirs->value >= mine->value)
 			continue;
@@ -400,7 +454,7 @@ idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
 	{
 		IdgenLeaseCounter *theirs = lfirst(lc);
 
-		ahead |= idgen_lease_note_counter(theirs->name, theirs->value);
+		ahead |= idgen_lease_note_counter(theirs->name, theirs->value, theirs->seq_bits);
 	}
 	if (ahead)
 	{

@@ -153,10 +153,34 @@ idgen_registry_raise_node_counters(void)
 	uint64		floor;
 
 	for (uint32 i = 0; i < n; i++)
-		if (idgen_registry_slots[i].spec.node_bits > 0 &&
-			idgen_registry_slots[i].spec.time_field < 0 &&
-			idgen_lease_counter_floor(idgen_registry_slots[i].name, &floor))
+	{
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
+		int			untranslatable;
+
+		if (slot->spec.node_bits == 0 || slot->spec.time_field >= 0 ||
+			!idgen_lease_counter_floor(&slot->spec, slot->name, &floor,
+									   &untranslatable))
+			continue;
+		if (untranslatable &&
+			pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_ACTIVE)
+			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+								 idgen_counter_untranslatable_message(slot, untranslatable));
+		else
 			idgen_counter_raise_floor(i, floor);
+	}
+}
+
+/*
+ * Why a counter is refused whose name a floor elsewhere (the lease record,
+ * the data directory's file) counts in a seq field of another width.
+ */
+char *
+idgen_counter_untranslatable_message(const IdgenNamedSlot *slot, int seq_bits)
+{
+	int			bits = slot->spec.fields[slot->spec.seq_field].bits;
+
+	return psprintf("IDs were issued under the name with a %d-bit seq field, which a %d-bit one cannot be floored above; create it under a new name, or with a %d-bit seq field",
+					seq_bits, bits, seq_bits);
 }
 
 /* Tell the lease record what those counters have published.  Keeper only. */
@@ -169,7 +193,9 @@ idgen_registry_note_node_counters(void)
 		if (idgen_registry_slots[i].spec.node_bits > 0 &&
 			idgen_registry_slots[i].spec.time_field < 0)
 			(void) idgen_lease_note_counter(idgen_registry_slots[i].name,
-											pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved));
+											idgen_counter_seq_bound(&idgen_registry_slots[i].spec,
+																	pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved)),
+											idgen_registry_slots[i].spec.fields[idgen_registry_slots[i].spec.seq_field].bits);
 }
 
 /*
@@ -374,9 +400,14 @@ idgen_registry_install(const IdgenRegistryRow *row)
 		if (spec.time_field < 0 && spec.node_bits > 0)
 		{
 			uint64		floor;
+			int			untranslatable;
 
-			if (idgen_lease_counter_floor(name, &floor))
+			if (idgen_lease_counter_floor(&spec, name, &floor, &untranslatable))
+			{
+				if (untranslatable && refusal == NULL && !dropped)
+					refusal = idgen_counter_untranslatable_message(slot, untranslatable);
 				idgen_raise_counter_next(gen, floor);
+			}
 		}
 	}
 	pg_atomic_init_u32(&slot->state, IDGEN_SLOT_REFUSED);

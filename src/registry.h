@@ -172,6 +172,8 @@ extern const char *idgen_collides_with(const char *name, const IdgenSpec *spec,
 
 /* registry.c: the keeper's side */
 extern void idgen_slot_set_state(int i, IdgenSlotState state, const char *message);
+extern char *idgen_counter_untranslatable_message(const IdgenNamedSlot *slot,
+												  int seq_bits);
 extern bool idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row);
 extern void idgen_registry_check_table(Oid relid);
 extern void idgen_counter_raise_floor(int i, uint64 floor);

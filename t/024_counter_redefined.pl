@@ -55,7 +55,7 @@ is($node->safe_psql('postgres', q{SELECT bool_and(id % 2 = 0) FROM ids WHERE era
 recreate_extension();
 $node->safe_psql('postgres', q{SELECT idgen_create_generator('c', 'seq:40', prefetch => 10)});
 my $err = error_report_of($node, q{SELECT idgen_next('c')});
-like($err, qr/ERROR:\s+55000: generator "c" cannot issue IDs on this server\s+DETAIL:\s+this server issued IDs under the name with a 31-bit seq field/,
+like($err, qr/ERROR:\s+55000: generator "c" cannot issue IDs on this server\s+DETAIL:\s+IDs were issued under the name with a 31-bit seq field/,
 	'a counter of another seq width under the name is refused, with the reason');
 
 $node->stop;

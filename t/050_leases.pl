@@ -168,8 +168,10 @@ $start_c->('start');
 wait_for_keeper($c);
 wait_for_lease($c, 'held');
 my $c_max = max_of($c, 100000);
-# a counter generator embedding the node id (seed 000's layout)
-$c->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
+# a counter generator embedding the node id (seed 000's layout), on
+# stripe 0 of 2: seq values 0, 2, 4, ...
+$c->safe_psql('postgres',
+	"SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40', stripes => 2, owned => '0')");
 my $c_tickets = $c->safe_psql('postgres',
 	"SELECT max(idgen_next('tickets')) FROM generate_series(1, 5000)");
 $c->kill9;
@@ -183,10 +185,13 @@ cmp_ok($d_min, '>', $c_max,
 	"after c's SIGKILL, d claims node id 7 and issues above c's IDs, although its clock is 30 s behind c's");
 is($d->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM (SELECT snowflake_id() id FROM generate_series(1, 100000)) s'),
 	'100000', 'd issues unique IDs');
+# d defines it with one stripe: the record's bound, in seq values, is
+# above all of c's values in d's counting too (in c's local values it
+# would be about half of them)
 $d->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
 cmp_ok($d->safe_psql('postgres', "SELECT min(idgen_next('tickets')) FROM generate_series(1, 1000)"),
 	'>', $c_tickets,
-	"a counter generator of the same name resumes above c's values: the record carries counters too");
+	"a counter generator of the same name, with other stripes, resumes above c's values: the record carries counters too, in seq values");
 
 # the node key deleted behind d's back: d notices at its next renewal
 # (each renewal checks that its lease still holds the key; d writes no
