@@ -61,9 +61,10 @@ sources_of() {
 		# fuzz_epoch.c includes src/guc.c; PostgreSQL's date and time parser
 		# comes from the server's own bitcode, compiled below
 		epoch) echo "src/ranges.c $work/pg_datetime.o $work/pg_timestamp.o $work/pg_date.o -Wl,--gc-sections -lm" ;;
-		# fuzz_etcd_answer.c includes src/etcd.c and src/lease.c; jsonb
+		# fuzz_etcd_answer.c includes src/etcd.c and the lease files, whose
+		# counter floors translate seq values (src/counter.c); jsonb
 		# from the server's bitcode, its JSON parser from libpgcommon.a
-		etcd_answer) echo "$work/pg_jsonb.o $work/pg_jsonb_util.o $work/pg_jsonfuncs.o" \
+		etcd_answer) echo "src/counter.c src/ranges.c $work/pg_jsonb.o $work/pg_jsonb_util.o $work/pg_jsonfuncs.o" \
 			"$work/pg_json.o $work/pg_numeric.o $work/pg_list.o" \
 			"$work/pgcommon/jsonapi.o $work/pgcommon/base64.o $work/pgcommon/wchar.o" \
 			"$work/pgcommon/qsort_arg.o -Wl,--gc-sections -lm" ;;
