@@ -3,8 +3,11 @@
 # Two servers with different node ids (65: datacenter 1 worker 1; 130:
 # datacenter 2 worker 2) hold the same named generators; two service
 # instances run against each, all as the role docs/service.md creates,
-# with its own setup SQL.  Tested: the exact response of
-# POST /api/snowflake/v1/gen/ {"namespace": 1}, the ID as a JSON number
+# with its own setup SQL, one with its configuration as written (listening
+# and connecting where the test says), which must be
+# service/config.example.json: it serves both namespaces and is ready, and
+# the docs' decode answer has the shape of a real one.  Tested: the exact
+# response of POST /api/snowflake/v1/gen/ {"namespace": 1}, the ID as a JSON number
 # with its string beside it, batches, decoding by field name, a table of
 # requests that must be refused (no type coercion, no unknown fields or
 # nulls, 415 for what is not JSON), readiness with that role, metrics;
@@ -158,7 +161,15 @@ sub start_service
 	my $svc = { name => $name, port => PostgreSQL::Test::Cluster::get_free_port(),
 		log => "$PostgreSQL::Test::Utils::log_path/080_service_$name.log",
 		conf => "$dir/$name.json", env => $env };
-	my %config = (
+	# a whole configuration given (the docs'): only where to listen and
+	# which server to connect to are the test's own
+	my $base = delete $conf{base};
+	my %config = $base
+	  ? (%$base,
+		listen => { %{ $base->{listen} // {} }, host => '127.0.0.1', port => $svc->{port} },
+		database => { %{ $base->{database} // {} }, host => $node->host, port => $node->port },
+		%conf)
+	  : (
 		listen => { host => '127.0.0.1', port => $svc->{port} },
 		database => { host => $node->host, port => $node->port,
 			database => 'postgres', user => $user },
@@ -204,6 +215,17 @@ ok(defined $docs_setup && $docs_setup =~ /CREATE ROLE idgen_service LOGIN/,
 	'docs/service.md has the setup SQL, creating the role idgen_service');
 $docs_setup //= '';
 
+# The configuration of docs/service.md: its ```json block with namespaces,
+# which is service/config.example.json
+my ($docs_config_text) = grep { /"namespaces"/ }
+  slurp_file("$FindBin::RealBin/../docs/service.md") =~ /^```json\n(.*?)^```$/msg;
+my $docs_config = eval { decode_json($docs_config_text // '') };
+ok(ref $docs_config eq 'HASH' && ref $docs_config->{namespaces} eq 'HASH',
+	'docs/service.md has the configuration, as JSON') or diag $@;
+is($docs_config_text, slurp_file("$src/config.example.json"),
+	'the very text of service/config.example.json');
+$docs_config = { namespaces => {} } unless ref $docs_config eq 'HASH';
+
 # Two servers, two node ids, the same generators
 my %dc_of = (a => 1, b => 2);
 my %nodes;
@@ -237,10 +259,11 @@ my %seen;    # every ID any instance returned
 my $dups = 0;
 sub saw { for (grep { defined } @_) { $dups++ if $seen{$_}++; } }
 
-# every instance connects as idgen_service, an ordinary role; a2 has the
-# docs' configuration (the defaults: a buffer of 1000, batches up to 1000)
+# every instance connects as idgen_service, an ordinary role; a2 runs the
+# docs' configuration as written (a buffer of 1000, batches up to 1000,
+# namespaces 1 and 2), listening and connecting where the test says
 my $a1 = start_service('a1', $nodes{a}, max_batch => 500);
-my $a2 = start_service('a2', $nodes{a});
+my $a2 = start_service('a2', $nodes{a}, base => $docs_config);
 my $b1 = start_service('b1', $nodes{b});
 my $b2 = start_service('b2', $nodes{b});
 
@@ -258,6 +281,47 @@ ok($r->{status} == 503 && $problems =~ /permission denied/ && $problems !~ /unre
   or diag $r->{body};
 $nodes{b}->safe_psql('postgres', $docs_setup =~ /^(GRANT [^;]*idgen_generator_status[^;]*;)/m ? $1 : 'SELECT');
 ok(wait_until(sub { get($b1, '/ready')->{status} == 200 }), 'granted again: ready');
+
+# --- the docs' configuration serves both its namespaces, and is ready
+# What is wrong with an answer to POST .../gen/, judged as below: status,
+# message, code, data and its keys, the ID as a number and the same digits
+# as a string, the datacenter
+sub id_answer_problems
+{
+	my ($r, $dc) = @_;
+	my @p;
+	push @p, "status $r->{status}" unless $r->{status} == 200;
+	push @p, 'keys ' . join(',', sort keys %{ $r->{json} // {} })
+	  unless join(',', sort keys %{ $r->{json} // {} }) eq 'code,data,message';
+	push @p, 'not success, 0'
+	  unless ($r->{json}{message} // '') eq 'success' && ($r->{json}{code} // -1) eq '0';
+	push @p, 'data keys'
+	  unless join(',', sort keys %{ $r->{json}{data} // {} }) eq 'datacenter_id,snowflake_id,snowflake_id_str';
+	my ($number) = $r->{body} =~ /"snowflake_id":([0-9]+)[,}]/;
+	push @p, 'the ID is not a JSON number and the same digits as a string'
+	  unless defined $number && $number =~ /^[1-9][0-9]*$/
+	  && $r->{body} =~ /"snowflake_id_str":"$number"/;
+	push @p, 'datacenter_id ' . ($r->{json}{data}{datacenter_id} // 'none')
+	  unless ($r->{json}{data}{datacenter_id} // -1) eq $dc;
+	push @p, "body: $r->{body}" if @p;
+	return @p;
+}
+ok(wait_until(sub { get($a2, '/ready')->{status} == 200 }),
+	'the docs\' configuration: /ready 200 (every generator it names exists and is granted)')
+  or diag get($a2, '/ready')->{body};
+my @docs_problems = id_answer_problems(post($a2, '/api/snowflake/v1/gen/', { namespace => 1 }), 1);
+is_deeply(\@docs_problems, [], 'the docs\' configuration: namespace 1 answers 200 with an ID of datacenter 1');
+$r = post($a2, '/api/snowflake/v1/gen/', { namespace => 2 });
+@docs_problems = id_answer_problems($r, 1);
+is_deeply(\@docs_problems, [], 'and namespace 2 too');
+# namespace 2 is orders, its own ID space: its IDs go to no %seen of legacy's
+my $orders_id = $r->{json}{data}{snowflake_id_str} // '';
+my $orders_fields = $orders_id =~ /^[0-9]+$/
+  ? eval { decode_json($nodes{a}->safe_psql('postgres', "SELECT idgen_decode('orders', $orders_id)")) }
+  : undef;
+is_deeply([ @{ $orders_fields // {} }{ 'datacenter', 'worker' } ], [ 1, 1 ],
+	'namespace 2\'s ID decodes by the generator orders with the server\'s datacenter and worker')
+  or diag $@;
 
 # --- the contract
 $r = post($a1, '/api/snowflake/v1/gen/', { namespace => 1 });
@@ -293,6 +357,21 @@ is_deeply([ $r->{json}{data}{fields}{datacenter}, $r->{json}{data}{fields}{worke
 is_deeply($r->{json}{data}{fields},
 	decode_json($nodes{a}->safe_psql('postgres', "SELECT idgen_decode('legacy', $id)")),
 	'the fields are what idgen_decode() says');
+# the docs' example of a decode answer (its ```json block with "fields"):
+# the same keys as this one, each value of the same JSON type
+sub json_shape
+{
+	my ($v) = @_;
+	return ref $v eq 'HASH' ? { map { $_ => json_shape($v->{$_}) } keys %$v }
+	  : ref $v eq 'ARRAY' ? [ map { json_shape($_) } @$v ]
+	  : !defined $v ? 'null'
+	  : JSON::PP::is_bool($v) ? 'boolean'
+	  : JSON::PP->new->allow_nonref->encode($v) =~ /^"/ ? 'string' : 'number';
+}
+my ($docs_decode) = grep { /"fields"/ }
+  slurp_file("$FindBin::RealBin/../docs/service.md") =~ /^```json\n(.*?)^```$/msg;
+is_deeply(json_shape(eval { decode_json($docs_decode // '') }), json_shape(eval { decode_json($r->{body}) }),
+	'the docs\' decode answer has the shape of this one: its keys, each of its JSON type');
 
 $r = post($a1, '/api/snowflake/v1/gen/batch/', { namespace => 1, count => 500 });
 is($r->{status}, 200, 'a batch of 500 answers 200');
