@@ -215,30 +215,28 @@ idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid,
 	if (cf == NULL)
 		return 0;
 	*same_table = cf->relid == relid && cf->dboid == MyDatabaseId;
+	/*
+	 * A line of the old form counts local values of the definition that
+	 * wrote it: the same one only in the same table (a name never changes
+	 * its definition there), or one whose local values are its seq values
+	 * (a single stripe).  Otherwise it cannot be translated.
+	 */
 	if (cf->seq_bits == 0)
-		return Min(cf->bound, slot->spec.counter.limit);
+	{
+		if (*same_table || slot->spec.counter.stripes == 1)
+			return Min(cf->bound, slot->spec.counter.limit);
+		*untranslatable = -1;
+		return 0;
+	}
 	if (cf->seq_bits != idgen_counter_seq_bits(&slot->spec))
 	{
-		*untranslatable = cf->seq_bits;
+		if (cf->bound > 0)
+			*untranslatable = cf->seq_bits;
 		return 0;
 	}
 	return idgen_counter_local_bound(&slot->spec, cf->bound);
 }
 
-/*
- * Refuse a counter whose recorded floor counts a seq field of another
- * width.  A dropped one stays dropped: it issues nothing either way, and
- * its values still count against others of its space.
- */
-static void
-idgen_counter_refuse_untranslatable(int i, int seq_bits)
-{
-	if (pg_atomic_read_u32(&idgen_registry_slots[i].state) != IDGEN_SLOT_ACTIVE)
-		return;
-	idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
-						 idgen_counter_untranslatable_message(&idgen_registry_slots[i],
-															  seq_bits));
-}
 
 /*
  * A running counter's row is higher than anything this server reserved:
@@ -295,11 +293,12 @@ idgen_registry_load_counters(Oid relid)
 			uint64		floor = idgen_counter_floor_of(&idgen_registry_slots[i], relid,
 													   &untranslatable, &same_table);
 
+			/* refused for good, but raised to its own row all the same */
 			if (untranslatable)
 			{
 				idgen_counter_refuse_untranslatable(i, untranslatable);
 				idgen_registry_slots[i].state_missing = false;
-				continue;
+				floor = 0;
 			}
 
 			idgen_raise_counter_next(&idgen_registry_gens[i].gen, Max(row, floor));
@@ -322,7 +321,7 @@ idgen_registry_load_counters(Oid relid)
 			 * parallel pg_restore commits them in either order), and is
 			 * taken as a start would take it.
 			 */
-			if (idgen_registry_slots[i].state_missing)
+			if (idgen_registry_slots[i].state_missing && !untranslatable)
 			{
 				idgen_registry_slots[i].state_missing = false;
 				idgen_slot_set_state(i, idgen_registry_slots[i].defined_dropped ?
@@ -571,12 +570,16 @@ idgen_counter_floors_cover(void)
 														 slot->node_value, true);
 		int			seq_bits = idgen_counter_seq_bits(&slot->spec);
 
-		/* a line of the old form counts this definition's local values */
+		/*
+		 * A line of the old form counts this definition's local values (it
+		 * runs, so it was translatable).  One of another width belongs to a
+		 * definition this counter was refused beside: never overwritten.
+		 */
 		if (cf->seq_bits == 0 && cf->bound > 0)
 			cf->bound = idgen_counter_seq_bound(&slot->spec,
 												Min(cf->bound, slot->spec.counter.limit));
-		else if (cf->seq_bits != seq_bits)
-			cf->bound = 0;		/* of a definition refused here */
+		else if (cf->seq_bits != seq_bits && cf->bound > 0)
+			continue;
 		cf->seq_bits = seq_bits;
 		if (cf->bound >= idgen_counter_seq_bound(&slot->spec, counter_plan[p].reserved) &&
 			cf->relid == counter_state_relid && cf->dboid == MyDatabaseId)

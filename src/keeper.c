@@ -232,21 +232,11 @@ idgen_keeper_begin(const char *activity)
 	pgstat_report_activity(STATE_RUNNING, activity);
 }
 
-/*
- * Set around a commit that may wait for synchronous standbys: a SIGTERM
- * then ends the wait at once (die()), as for any backend, instead of
- * waiting for the keeper's next look (idgen_keeper_sigterm).
- */
-static volatile sig_atomic_t keeper_commit_may_wait = false;
-
 static void
 idgen_keeper_commit(void)
 {
 	PopActiveSnapshot();
-	keeper_commit_may_wait = max_wal_senders > 0 &&
-		SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
 	CommitTransactionCommand();
-	keeper_commit_may_wait = false;
 	MemoryContextSwitchTo(keeper_cxt);
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
@@ -638,12 +628,15 @@ idgen_keeper_check_settings(void)
 
 /*
  * SIGTERM: the server shuts down, or an administrator stops the keeper.
- * Noted, so that the exit gives the node-id lease back at once, and the
- * keeper stops at its next look (idgen_keeper_stop_if_asked), as the
- * autovacuum launcher does: nothing it does takes long, but a commit that
- * waits for synchronous standbys, which die() ends as for any backend.
+ * Noted, so that the exit gives the node-id lease back at once.  Between
+ * transactions of its loop the keeper stops at its next look
+ * (idgen_keeper_stop_if_asked), as the autovacuum launcher does; in a
+ * transaction, which may wait for a lock or for synchronous standbys, or
+ * before its loop, it dies at once, as any backend (counters then resume
+ * at their reservation, as after a crash).
  */
 static volatile sig_atomic_t keeper_terminating = false;
+static volatile sig_atomic_t keeper_in_loop = false;
 
 static void
 idgen_keeper_sigterm(SIGNAL_ARGS)
@@ -651,7 +644,7 @@ idgen_keeper_sigterm(SIGNAL_ARGS)
 	int			save_errno = errno;
 
 	keeper_terminating = true;
-	if (keeper_commit_may_wait)
+	if (!keeper_in_loop || IsTransactionOrTransactionBlock())
 		die(postgres_signal_arg);
 	else
 		SetLatch(MyLatch);
@@ -669,13 +662,13 @@ idgen_keeper_sigterm(SIGNAL_ARGS)
  * by pg_terminate_backend() is started again.
  */
 static void
-idgen_keeper_stop_if_asked(bool connected)
+idgen_keeper_stop_if_asked(void)
 {
 	IdgenKeeperObjects objs;
 
 	if (!keeper_terminating)
 		return;
-	if (connected && idgen_registry_plan_parking() > 0)
+	if (idgen_registry_plan_parking() > 0)
 	{
 		idgen_keeper_begin("idgen keeper: recording where the counters stopped");
 		idgen_keeper_find_objects(&objs);
@@ -749,7 +742,6 @@ idgen_keeper_back_off(uint32 failures)
 		int64		remaining_ms = until - idgen_clock_monotonic_ms();
 
 		CHECK_FOR_INTERRUPTS();
-		idgen_keeper_stop_if_asked(false);
 		if (remaining_ms <= 0)
 			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -803,6 +795,7 @@ idgen_keeper_main(Datum main_arg)
 		for (int i = 0; i < lengthof(keeper_settings); i++)
 			SetConfigOption(keeper_settings[i][0], keeper_settings[i][1],
 							PGC_SUSET, PGC_S_OVERRIDE);
+		keeper_in_loop = true;
 
 		for (;;)
 		{
@@ -811,7 +804,7 @@ idgen_keeper_main(Datum main_arg)
 
 			MemoryContextReset(keeper_cxt);
 			CHECK_FOR_INTERRUPTS();
-			idgen_keeper_stop_if_asked(true);
+			idgen_keeper_stop_if_asked();
 			if (ConfigReloadPending)
 			{
 				ConfigReloadPending = false;

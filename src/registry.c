@@ -161,13 +161,30 @@ idgen_registry_raise_node_counters(void)
 			!idgen_lease_counter_floor(&slot->spec, slot->name, &floor,
 									   &untranslatable))
 			continue;
-		if (untranslatable &&
-			pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_ACTIVE)
-			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
-								 idgen_counter_untranslatable_message(slot, untranslatable));
+		if (untranslatable)
+			idgen_counter_refuse_untranslatable(i, untranslatable);
 		else
 			idgen_counter_raise_floor(i, floor);
 	}
+}
+
+/*
+ * Refuse counter slot i for good: a floor recorded for its name (the lease
+ * record, the data directory's file) counts a seq field of another width,
+ * so no value of it can be placed above the values issued.  Dropped, it
+ * stays dropped, and cannot be switched on again by a re-creation
+ * (idgen_slot_set_state).  Keeper only.
+ */
+void
+idgen_counter_refuse_untranslatable(int i, int seq_bits)
+{
+	IdgenNamedSlot *slot = &idgen_registry_slots[i];
+
+	slot->untranslatable_bits = seq_bits;
+	pg_write_barrier();
+	if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_DROPPED)
+		idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+							 idgen_counter_untranslatable_message(slot, seq_bits));
 }
 
 /*
@@ -179,6 +196,9 @@ idgen_counter_untranslatable_message(const IdgenNamedSlot *slot, int seq_bits)
 {
 	int			bits = slot->spec.fields[slot->spec.seq_field].bits;
 
+	if (seq_bits < 0)
+		return psprintf("IDs were issued under the name with a floor recorded in another definition's own values (by a pre-release build of idgen 1.1), which cannot be carried over to %d stripes; create it under a new name",
+						slot->spec.counter.stripes);
 	return psprintf("IDs were issued under the name with a %d-bit seq field, which a %d-bit one cannot be floored above; create it under a new name, or with a %d-bit seq field",
 					seq_bits, bits, seq_bits);
 }
@@ -191,7 +211,8 @@ idgen_registry_note_node_counters(void)
 
 	for (uint32 i = 0; i < n; i++)
 		if (idgen_registry_slots[i].spec.node_bits > 0 &&
-			idgen_registry_slots[i].spec.time_field < 0)
+			idgen_registry_slots[i].spec.time_field < 0 &&
+			pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved) > 0)
 			(void) idgen_lease_note_counter(idgen_registry_slots[i].name,
 											idgen_counter_seq_bound(&idgen_registry_slots[i].spec,
 																	pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved)),
@@ -250,6 +271,12 @@ idgen_slot_set_state(int i, IdgenSlotState state, const char *message)
 	IdgenNamedSlot *slot = &idgen_registry_slots[i];
 	int			n = idgen_slot_ngenerators(i);
 
+	/* a counter whose recorded floor cannot be translated never runs */
+	if (state == IDGEN_SLOT_ACTIVE && slot->untranslatable_bits != 0)
+	{
+		state = IDGEN_SLOT_REFUSED;
+		message = idgen_counter_untranslatable_message(slot, slot->untranslatable_bits);
+	}
 	SpinLockAcquire(&idgen_registry_shm->mutex);
 	strlcpy(slot->message, message ? message : "", sizeof(slot->message));
 	SpinLockRelease(&idgen_registry_shm->mutex);
@@ -404,8 +431,12 @@ idgen_registry_install(const IdgenRegistryRow *row)
 
 			if (idgen_lease_counter_floor(&spec, name, &floor, &untranslatable))
 			{
-				if (untranslatable && refusal == NULL && !dropped)
-					refusal = idgen_counter_untranslatable_message(slot, untranslatable);
+				if (untranslatable)
+				{
+					slot->untranslatable_bits = untranslatable;
+					if (refusal == NULL && !dropped)
+						refusal = idgen_counter_untranslatable_message(slot, untranslatable);
+				}
 				idgen_raise_counter_next(gen, floor);
 			}
 		}

@@ -84,6 +84,10 @@ typedef struct IdgenNamedSlot
 								 * (keeper only) */
 	bool		defined_dropped;	/* its row's dropped mark meanwhile */
 	bool		state_rewrite;	/* durable state missing or low (keeper only) */
+	int			untranslatable_bits;	/* a floor elsewhere counts another
+										 * seq width: refused for good, also
+										 * if dropped and re-created (keeper
+										 * only writes it) */
 	bool		parked;			/* switched off by a stopping keeper, its
 								 * durable state lowered to its next value
 								 * (written under the generator's lock) */
@@ -174,6 +178,7 @@ extern const char *idgen_collides_with(const char *name, const IdgenSpec *spec,
 extern void idgen_slot_set_state(int i, IdgenSlotState state, const char *message);
 extern char *idgen_counter_untranslatable_message(const IdgenNamedSlot *slot,
 												  int seq_bits);
+extern void idgen_counter_refuse_untranslatable(int i, int seq_bits);
 extern bool idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row);
 extern void idgen_registry_check_table(Oid relid);
 extern void idgen_counter_raise_floor(int i, uint64 floor);

@@ -137,7 +137,7 @@ idgen_report_slot(int i)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("generator \"%s\" does not exist", slot->name),
 				 errdetail("It was dropped.")));
-	if (slot->parked)
+	if (slot->parked && pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_ACTIVE)
 		ereport(ERROR,
 				(errcode(ERRCODE_IDGEN_RETRY),
 				 errmsg("counter generator \"%s\" is not available while the idgen keeper stops or restarts",

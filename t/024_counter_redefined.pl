@@ -30,8 +30,8 @@ sub recreate_extension
 }
 
 # The old definition: stripe 0 of 4, so seq values 0, 4, 8, ...  The
-# file's first bound is 16 prefetches beyond the first reservation, 1,700
-# local values; 1,500 values stay below it, so it is not raised again.
+# file records its reservation; read as local values of the new
+# definition, that bound would lie in the middle of the old values.
 $node->safe_psql('postgres', q{
 	CREATE TABLE ids (era text NOT NULL, id bigint NOT NULL);
 	SELECT idgen_create_generator('c', 'seq:31', stripes => 4, owned => '0', prefetch => 100);

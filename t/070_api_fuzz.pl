@@ -671,7 +671,7 @@ sub fn
 	my ($sig) = @_;
 	return $by_name->{$sig} // die "idgen has no function $sig";
 }
-my $f_create = fn('idgen_create_generator(text,text,timestamp with time zone,interval,integer,integer,integer,text,bigint,bigint)');
+my $f_create = fn('idgen_create_generator(text,text,timestamp with time zone,interval,integer,integer,integer,text,bigint,bigint,text)');
 my $f_drop = fn('idgen_drop_generator(text,boolean)');
 my $f_grant = fn('idgen_grant_generator(text,text)');
 my $f_revoke = fn('idgen_revoke_generator(text,text)');
@@ -705,6 +705,9 @@ sub create_generator
 		}
 		push @opt, 'start => ' . pick(0, 1, 123000, 2**31, -1) if chance(0.2);
 	}
+	# mostly a space of its own; sometimes a shared one, or a bad name
+	push @opt, 'space => ' . lit(pick('snowflake_id', 'instagram_id', 'fz_space', 'Fz', ''), 'text')
+	  if chance(0.2);
 	my $sql = 'SELECT idgen_create_generator(' . join(', ', lit($name, 'text'), lit($layout, 'text'), @opt) . ')';
 	my $before = $succeeded{ $f_create->{sig} } // 0;
 	call($s, $f_create, $sql);
