@@ -24,7 +24,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-targets_all="layout codec counter_owned shards clock epoch lease_word etcd_answer"
+targets_all="layout codec counter_owned shards clock epoch lease_word sync_flag etcd_answer"
 
 usage() {
 	echo "usage: $(basename "$0") [--seconds N] [--only \"$targets_all\"] [--grow-corpus] [--keep]" >&2
@@ -57,6 +57,7 @@ sources_of() {
 		layout | counter_owned | clock) echo src/layout.c src/counter.c src/ranges.c ;;
 		codec) echo src/codec.c ;;
 		lease_word) echo "" ;;		# the lease word is composed in idgen.h
+		sync_flag) echo "" ;;		# the reading is inline in compat.h
 		shards) echo src/ranges.c ;;	# fuzz_shards.c includes src/guc.c
 		# fuzz_epoch.c includes src/guc.c; PostgreSQL's date and time parser
 		# comes from the server's own bitcode, compiled below

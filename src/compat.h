@@ -97,17 +97,54 @@ idgen_wait_event(const char *name, uint32 *cache)
 
 /*
  * Whether synchronous standbys are in force, as the walsenders see it
- * (set by the checkpointer from synchronous_standby_names).  Minor releases
- * of 2025 (15.13, 17.5, 18) replaced the flag sync_standbys_defined by the
- * bits of sync_standbys_status; SYNC_STANDBY_DEFINED tells them apart.
+ * (set by the checkpointer from synchronous_standby_names).  The minor
+ * releases of May 2025 (13.21, 14.18, 15.13, 16.9, 17.5; 18 from the
+ * start) replaced the flag sync_standbys_defined (a bool) by the bits of
+ * sync_standbys_status (SYNC_STANDBY_INIT 1, SYNC_STANDBY_DEFINED 2), in
+ * the same byte.  A build against one minor's headers runs on another's
+ * server, so the byte is read whatever its name here and read as the
+ * running server's version says (idgen_sync_standbys_defined, keeper.c).
  * Caller includes replication/walsender_private.h and holds SyncRepLock.
  */
 #ifdef SYNC_STANDBY_DEFINED
-#define IDGEN_SYNC_STANDBYS_DEFINED(ctl) \
-	(((ctl)->sync_standbys_status & SYNC_STANDBY_DEFINED) != 0)
+#define IDGEN_SYNC_STANDBYS_BYTE(ctl) ((uint8) (ctl)->sync_standbys_status)
 #else
-#define IDGEN_SYNC_STANDBYS_DEFINED(ctl) ((ctl)->sync_standbys_defined)
+#define IDGEN_SYNC_STANDBYS_BYTE(ctl) ((uint8) (ctl)->sync_standbys_defined)
 #endif
+StaticAssertDecl(sizeof(bool) == 1, "the flag and the bits share one byte");
+
+/*
+ * Does a server of version version_num (server_version_num) keep the bits
+ * of sync_standbys_status in that byte, rather than the bool?
+ */
+static inline bool
+idgen_sync_standbys_bits(int version_num)
+{
+	switch (version_num / 10000)
+	{
+		case 13:
+			return version_num >= 130021;
+		case 14:
+			return version_num >= 140018;
+		case 15:
+			return version_num >= 150013;
+		case 16:
+			return version_num >= 160009;
+		case 17:
+			return version_num >= 170005;
+		default:
+			return version_num >= 180000;
+	}
+}
+
+/* The byte read as a server of version_num writes it. */
+static inline bool
+idgen_sync_standbys_defined(uint8 byte, int version_num)
+{
+	if (idgen_sync_standbys_bits(version_num))
+		return (byte & 2) != 0; /* SYNC_STANDBY_DEFINED */
+	return byte != 0;
+}
 
 /*
  * PostgreSQL 18 dropped ExecutorRun's execute_once argument.  A hook

@@ -242,6 +242,21 @@ idgen_keeper_commit(void)
 }
 
 /*
+ * The running server's server_version_num: the minor release whose
+ * private structures the keeper reads (compat.h), which may be another
+ * than the one whose headers idgen was built with.
+ */
+static int
+idgen_server_version_num(void)
+{
+	static int	version_num = 0;
+
+	if (version_num == 0)
+		version_num = atoi(GetConfigOption("server_version_num", false, false));
+	return version_num;
+}
+
+/*
  * Commit, and make sure that what was written is durable: flushed here,
  * and flushed by the synchronous standbys if synchronous_standby_names is
  * set.  The commit itself waits for both, but a cancelled (or terminated)
@@ -280,7 +295,8 @@ idgen_keeper_commit_durably(const char *what)
 		bool		defined;
 
 		LWLockAcquire(SyncRepLock, LW_SHARED);
-		defined = IDGEN_SYNC_STANDBYS_DEFINED(WalSndCtl);
+		defined = idgen_sync_standbys_defined(IDGEN_SYNC_STANDBYS_BYTE(WalSndCtl),
+											  idgen_server_version_num());
 		confirmed = WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH];
 		LWLockRelease(SyncRepLock);
 		if ((defined || (SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0')) &&
