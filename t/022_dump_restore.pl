@@ -153,6 +153,26 @@ is($dst->safe_psql('postgres',
 		qq{SELECT (idgen_decode('tickets', idgen_next('tickets')) ->> 'seq')::bigint >= $tickets}),
 	't', 'and resumes above its restored durable state');
 
+# --- rows of a pre-release 1.1, without the column "space" -------------------
+# A dump taken from a build of 1.1 before ID spaces names the columns it
+# has; restored, its generators are each an ID space of their own, as they
+# were (look-alikes were refused then), and keep their IDs: each counter
+# resumes above its state.  Two counters of one layout, as such a dump
+# could not hold, show that neither is compared with the other.
+$dst->safe_psql('postgres', q{
+	COPY idgen_generator (name, layout, epoch, unit_ms, created, dropped, prefetch, refill, stripes, owned, segment, start) FROM stdin;
+old_a	seq:40	2020-01-01 00:00:00+00	1	2026-01-01 00:00:00+00	\N	1000	500	1	0	1	0
+old_b	seq:40	2020-01-01 00:00:00+00	1	2026-01-01 00:00:00+00	\N	1000	500	1	0	1	0
+\.
+	INSERT INTO idgen_counter_state VALUES ('old_a', 7000), ('old_b', 9000);});
+is($dst->safe_psql('postgres', q{
+	SELECT idgen_next('old_a') >= 7000 AND idgen_next('old_b') >= 9000}),
+	't', 'restored rows of a pre-release 1.1: each counter resumes above its state');
+is($dst->safe_psql('postgres', q{
+	SELECT string_agg(name || ':' || coalesce(space, 'own'), ' ' ORDER BY name)
+	  FROM idgen_generator_status WHERE name LIKE 'old\_%'}),
+	'old_a:own old_b:own', 'each is an ID space of its own');
+
 # --- the target's own state, and generation ---------------------------------
 is($dst->safe_psql('postgres', qq{
 	SELECT last_value >= $own_hwm AND is_called FROM idgen_hwm}),
