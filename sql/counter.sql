@@ -177,6 +177,19 @@ SELECT bool_and(id & ((1::bigint << 31) - 1) >= :orders_bound) AS above_the_old_
 SELECT idgen_create_generator('orders', 'top:3=5 seq:31', stripes => 2, owned => '0',
                               space => 'orders');
 SELECT idgen_create_generator('orders', 'top:3=5 seq:31', stripes => 2, owned => '0');
+-- a counter that joins a shared space without "start" continues its
+-- number line above the space's dropped counters, whatever its stripes
+SELECT idgen_create_generator('line_a', 'top:3=6 seq:31', space => 'line');
+SELECT count(DISTINCT idgen_next('line_a')) AS line_a_drawn FROM generate_series(1, 50);
+SELECT idgen_drop_generator('line_a', force => true);
+SELECT counter_bound AS line_bound FROM idgen_generator_status WHERE name = 'line_a' \gset
+SET client_min_messages = warning;
+SELECT idgen_create_generator('line_b', 'top:3=6 seq:31', stripes => 2, owned => '1', space => 'line');
+RESET client_min_messages;
+SELECT start >= :line_bound AS begins_above_line_a FROM idgen_generator WHERE name = 'line_b';
+SELECT bool_and(id & ((1::bigint << 31) - 1) >= :line_bound) AS above_line_a,
+       bool_and(id % 2 = 1) AS own_stripe, count(DISTINCT id) AS drawn
+  FROM (SELECT idgen_next('line_b') AS id FROM generate_series(1, 100)) s;
 -- start is for counters, within the seq field, on an owned value
 SELECT idgen_create_generator('bad_start', 'time:41 node:10 seq:12', start => 5);
 SELECT idgen_create_generator('bad_start', 'gap:55=0 seq:8', start => 256);

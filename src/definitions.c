@@ -305,12 +305,14 @@ idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec, bool *dropped)
 }
 
 /*
- * Refuse a definition that joins a shared ID space in which it could issue
- * an ID that snowflake_id(), instagram_id() or another named generator of
- * that space, dropped or not, may issue on this server (42710).  Time
- * layouts are compared by what their bits mean (idgen_spec_time_overlap),
- * counters by their signature.  A generator of its own space (no "space",
- * the default) shares its number line with none: nothing to compare.
+ * The first of snowflake_id(), instagram_id() and the other named
+ * generators of spec's shared ID space, dropped or not, that may issue an
+ * ID on this server that spec could issue, as a phrase; NULL if none.
+ * Time layouts are compared by what their bits mean
+ * (idgen_spec_time_overlap), counters by their signature, a dropped
+ * counter up to the bound of what it handed out.  With dropped_floor, the
+ * highest such bound of the dropped counters in the table whose values
+ * spec's would meet is raised into it: where a successor begins.
  *
  * Every definition that can commit before ours is seen: the caller holds
  * idgen_generator locked against other creations until its transaction
@@ -319,14 +321,13 @@ idgen_row_spec(HeapTuple tup, TupleDesc desc, IdgenSpec *spec, bool *dropped)
  * predate a creation that committed while we waited).  Caller is
  * connected to SPI.
  */
-static void
-idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table)
+static const char *
+idgen_space_meets(const char *name, const IdgenSpec *spec, const char *table,
+				  uint64 *dropped_floor)
 {
 	const char *other;
 	SPIPlanPtr	plan;
 
-	if (spec->space[0] == '\0')
-		return;
 	other = idgen_collides_with(name, spec, idgen_current_node_id(), false,
 								idgen_registry_shm != NULL ? pg_atomic_read_u32(&idgen_registry_shm->nslots) : 0);
 
@@ -341,7 +342,7 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 		SPI_execute_snapshot(plan, NULL, NULL, GetLatestSnapshot(),
 							 InvalidSnapshot, false, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read idgen_generator");
-	for (uint64 r = 0; r < SPI_processed && other == NULL; r++)
+	for (uint64 r = 0; r < SPI_processed && (other == NULL || dropped_floor != NULL); r++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[r];
 		char	   *rname = SPI_getvalue(tup, SPI_tuptable->tupdesc, 1);
@@ -361,8 +362,28 @@ idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table
 			below = idgen_dropped_counter_below(rspec, rname, !isnull,
 												isnull ? 0 : (uint64) DatumGetInt64(reserved));
 		if (idgen_specs_collide(spec, rspec, idgen_current_node_id(), below))
-			other = psprintf("generator \"%s\"", rname);
+		{
+			if (other == NULL)
+				other = psprintf("generator \"%s\"", rname);
+			if (dropped_floor != NULL && below != PG_UINT64_MAX)
+				*dropped_floor = Max(*dropped_floor, below);
+		}
 	}
+	return other;
+}
+
+/*
+ * Refuse a definition that joins a shared ID space in which it could issue
+ * an ID another member may issue (see idgen_space_meets).
+ */
+static void
+idgen_refuse_same_ids(const char *name, const IdgenSpec *spec, const char *table)
+{
+	const char *other;
+
+	if (spec->space[0] == '\0')
+		return;
+	other = idgen_space_meets(name, spec, table, NULL);
 	if (other != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -525,8 +546,9 @@ idgen_undrop_definition(const char *name, const IdgenSpec *spec,
  * value.
  */
 static void
-idgen_insert_definition(const char *name, const IdgenSpec *spec,
-						const char *table, IdgenDefinitionRow *row)
+idgen_insert_definition(const char *name, IdgenSpec *spec,
+						const char *table, IdgenDefinitionRow *row,
+						bool start_given)
 {
 	int			slot = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
 	Oid			state_types[2] = {TEXTOID, INT8OID};
@@ -542,6 +564,31 @@ idgen_insert_definition(const char *name, const IdgenSpec *spec,
 				 errmsg("generator \"%s\" was defined before with another layout, epoch, unit, options or ID space", name),
 				 errdetail("This server still runs that definition, whose row was dropped with the extension since; a name is never reused for another definition."),
 				 errhint("Choose another name.")));
+
+	/*
+	 * A counter that joins a shared space without a "start" continues its
+	 * number line: it begins above every value the space's dropped
+	 * counters handed out here that its own values would meet (a "start"
+	 * given is the user's, and checked as given).
+	 */
+	if (spec->time_field < 0 && spec->space[0] != '\0' && !start_given)
+	{
+		uint64		floor = 0;
+		int			seq_bits = spec->fields[spec->seq_field].bits;
+
+		(void) idgen_space_meets(name, spec, table, &floor);
+		if (floor > spec->counter.start &&
+			(seq_bits >= 63 || floor < (UINT64CONST(1) << seq_bits)) &&
+			idgen_counter_local_bound(spec, floor) < spec->counter.limit)
+		{
+			spec->counter.start = floor;
+			spec->counter.first = idgen_counter_local_bound(spec, floor);
+			row->values[9] = Int64GetDatum((int64) floor);
+			ereport(NOTICE,
+					(errmsg("generator \"%s\" begins at " UINT64_FORMAT " (\"start\"), above the values the dropped counters of ID space \"%s\" handed out on this server",
+							name, floor, spec->space)));
+		}
+	}
 	idgen_refuse_same_ids(name, spec, table);
 	if (SPI_execute_with_args(psprintf("INSERT INTO %s (name, layout, epoch, unit_ms, prefetch, refill, stripes, owned, segment, start, space) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", table),
 							  IDGEN_DEF_NCOLUMNS, row->argtypes, row->values,
@@ -619,7 +666,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	if (SPI_processed > 0)
 		idgen_undrop_definition(name, &spec, table, &row);
 	else
-		idgen_insert_definition(name, &spec, table, &row);
+		idgen_insert_definition(name, &spec, table, &row, !PG_ARGISNULL(9));
 	SPI_finish();
 	PG_RETURN_VOID();
 }
