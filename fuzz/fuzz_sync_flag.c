@@ -46,17 +46,37 @@ writes_bits(int v)
 	return false;
 }
 
+/* the field as a build against either header declares it */
+typedef struct
+{
+	bool		sync_standbys_defined;	/* before May 2025 */
+} OldCtl;
+typedef struct
+{
+	uint8		sync_standbys_status;	/* since */
+} NewCtl;
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8		byte = size > 0 ? data[0] : 0;
 	uint32		raw = 0;
 	int			version;
+	OldCtl		old_ctl;
+	NewCtl		new_ctl;
 
 	for (size_t i = 1; i < 5 && i < size; i++)
 		raw |= (uint32) data[i] << (8 * (i - 1));
 	/* server_version_num of 13.0 .. 29.99 */
 	version = 130000 + (int) (raw % 170000);
+
+	/* the byte as the server wrote it, whichever field a build reads it as */
+	memcpy(&old_ctl, &byte, 1);
+	memcpy(&new_ctl, &byte, 1);
+	FUZZ_CHECK(idgen_byte_at(&old_ctl.sync_standbys_defined) == byte &&
+			   idgen_byte_at(&new_ctl.sync_standbys_status) == byte,
+			   "byte %u read back as %u through a bool", byte,
+			   idgen_byte_at(&old_ctl.sync_standbys_defined));
 
 	FUZZ_CHECK(idgen_sync_standbys_bits(version) == writes_bits(version),
 			   "version %d: bits %d", version, idgen_sync_standbys_bits(version));

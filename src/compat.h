@@ -107,11 +107,21 @@ idgen_wait_event(const char *name, uint32 *cache)
  * Caller includes replication/walsender_private.h and holds SyncRepLock.
  */
 #ifdef SYNC_STANDBY_DEFINED
-#define IDGEN_SYNC_STANDBYS_BYTE(ctl) ((uint8) (ctl)->sync_standbys_status)
+#define IDGEN_SYNC_STANDBYS_BYTE(ctl) idgen_byte_at(&(ctl)->sync_standbys_status)
 #else
-#define IDGEN_SYNC_STANDBYS_BYTE(ctl) ((uint8) (ctl)->sync_standbys_defined)
+#define IDGEN_SYNC_STANDBYS_BYTE(ctl) idgen_byte_at(&(ctl)->sync_standbys_defined)
 #endif
 StaticAssertDecl(sizeof(bool) == 1, "the flag and the bits share one byte");
+
+/*
+ * The byte at p as the server wrote it.  Read through a bool, a compiler
+ * may assume 0 or 1 and fold "& 2" away: read it as a byte.
+ */
+static inline uint8
+idgen_byte_at(const void *p)
+{
+	return *(const volatile uint8 *) p;
+}
 
 /*
  * Does a server of version version_num (server_version_num) keep the bits

@@ -217,15 +217,16 @@ idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid,
 	*same_table = cf->relid == relid && cf->dboid == MyDatabaseId;
 	/*
 	 * A line of the old form counts local values of the definition that
-	 * wrote it: the same one only in the same table (a name never changes
-	 * its definition there), or one whose local values are its seq values
-	 * (a single stripe).  Otherwise it cannot be translated.
+	 * wrote it, and says neither its stripes nor its width: the same
+	 * definition only in the same table (a name never changes its
+	 * definition there).  Otherwise it cannot be translated.
 	 */
 	if (cf->seq_bits == 0)
 	{
-		if (*same_table || slot->spec.counter.stripes == 1)
+		if (*same_table)
 			return Min(cf->bound, slot->spec.counter.limit);
-		*untranslatable = -1;
+		if (cf->bound > 0)
+			*untranslatable = -1;
 		return 0;
 	}
 	if (cf->seq_bits != idgen_counter_seq_bits(&slot->spec))

@@ -223,11 +223,26 @@ idgen_keeper_set_failed(int sqlerrcode, const char *message)
 
 /* ---- the worker: transactions (trust: storage.c) ---- */
 
+static volatile sig_atomic_t keeper_terminating = false;
+static bool keeper_parking = false;
+
 static void
 idgen_keeper_begin(const char *activity)
 {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+
+	/*
+	 * A SIGTERM that came between transactions is taken at the loop's next
+	 * look; no other transaction, which could wait for a lock or a
+	 * synchronous standby unbounded, begins meanwhile: die as any backend.
+	 */
+	if (keeper_terminating && !keeper_parking)
+	{
+		ProcDiePending = true;
+		InterruptPending = true;
+		CHECK_FOR_INTERRUPTS();
+	}
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, activity);
 }
@@ -651,7 +666,6 @@ idgen_keeper_check_settings(void)
  * before its loop, it dies at once, as any backend (counters then resume
  * at their reservation, as after a crash).
  */
-static volatile sig_atomic_t keeper_terminating = false;
 static volatile sig_atomic_t keeper_in_loop = false;
 
 static void
@@ -684,6 +698,7 @@ idgen_keeper_stop_if_asked(void)
 
 	if (!keeper_terminating)
 		return;
+	keeper_parking = true;
 	if (idgen_registry_plan_parking() > 0)
 	{
 		idgen_keeper_begin("idgen keeper: recording where the counters stopped");
@@ -829,6 +844,8 @@ idgen_keeper_main(Datum main_arg)
 			idgen_keeper_check_settings();
 			idgen_keeper_apply_shards();
 			lease_ms = idgen_lease_step();
+			/* a SIGTERM during the lease's requests: stop before any transaction */
+			idgen_keeper_stop_if_asked();
 
 			/*
 			 * With idgen.node_id = 'auto', named generators have the node id

@@ -105,13 +105,13 @@ idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
 		if (strcmp(c->name, name) != 0)
 			continue;
 		/*
-		 * the old form counts the writer's local values: the reader's only
-		 * if they are its seq values (a single stripe)
+		 * the old form counts the writer's local values, of stripes and a
+		 * width it does not say: they cannot be carried over
 		 */
-		if (c->seq_bits == 0 && spec->counter.stripes == 1)
-			*local_floor = Max(*local_floor, Min(c->value, spec->counter.limit));
-		else if (c->seq_bits == 0 && c->value > 0)
+		if (c->seq_bits == 0 && c->value > 0)
 			*untranslatable = -1;
+		else if (c->seq_bits == 0)
+			continue;
 		else if (c->seq_bits == bits)
 			*local_floor = Max(*local_floor, idgen_counter_local_bound(spec, c->value));
 		else if (c->value > 0)

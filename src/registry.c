@@ -179,10 +179,13 @@ void
 idgen_counter_refuse_untranslatable(int i, int seq_bits)
 {
 	IdgenNamedSlot *slot = &idgen_registry_slots[i];
+	uint32		state;
 
+	SpinLockAcquire(&idgen_registry_shm->mutex);
 	slot->untranslatable_bits = seq_bits;
-	pg_write_barrier();
-	if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_DROPPED)
+	state = pg_atomic_read_u32(&slot->state);
+	SpinLockRelease(&idgen_registry_shm->mutex);
+	if (state != IDGEN_SLOT_DROPPED)
 		idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 							 idgen_counter_untranslatable_message(slot, seq_bits));
 }
@@ -191,16 +194,26 @@ idgen_counter_refuse_untranslatable(int i, int seq_bits)
  * Why a counter is refused whose name a floor elsewhere (the lease record,
  * the data directory's file) counts in a seq field of another width.
  */
-char *
-idgen_counter_untranslatable_message(const IdgenNamedSlot *slot, int seq_bits)
+void
+idgen_counter_untranslatable_format(const IdgenNamedSlot *slot, int seq_bits,
+									char *buf, size_t len)
 {
 	int			bits = slot->spec.fields[slot->spec.seq_field].bits;
 
 	if (seq_bits < 0)
-		return psprintf("IDs were issued under the name with a floor recorded in another definition's own values (by a pre-release build of idgen 1.1), which cannot be carried over to %d stripes; create it under a new name",
-						slot->spec.counter.stripes);
-	return psprintf("IDs were issued under the name with a %d-bit seq field, which a %d-bit one cannot be floored above; create it under a new name, or with a %d-bit seq field",
-					seq_bits, bits, seq_bits);
+		snprintf(buf, len, "IDs were issued under the name with a floor recorded in another definition's own values (by a pre-release build of idgen 1.1), which cannot be carried over; create it under a new name");
+	else
+		snprintf(buf, len, "IDs were issued under the name with a %d-bit seq field, which a %d-bit one cannot be floored above; create it under a new name, or with a %d-bit seq field",
+				 seq_bits, bits, seq_bits);
+}
+
+char *
+idgen_counter_untranslatable_message(const IdgenNamedSlot *slot, int seq_bits)
+{
+	char	   *buf = palloc(sizeof(slot->message));
+
+	idgen_counter_untranslatable_format(slot, seq_bits, buf, sizeof(slot->message));
+	return buf;
 }
 
 /* Tell the lease record what those counters have published.  Keeper only. */
@@ -271,16 +284,22 @@ idgen_slot_set_state(int i, IdgenSlotState state, const char *message)
 	IdgenNamedSlot *slot = &idgen_registry_slots[i];
 	int			n = idgen_slot_ngenerators(i);
 
-	/* a counter whose recorded floor cannot be translated never runs */
+	/*
+	 * A counter whose recorded floor cannot be translated never runs: the
+	 * keeper notes that under the same lock (idgen_counter_refuse_
+	 * untranslatable), so a re-creation committing meanwhile sees it.
+	 */
+	SpinLockAcquire(&idgen_registry_shm->mutex);
 	if (state == IDGEN_SLOT_ACTIVE && slot->untranslatable_bits != 0)
 	{
 		state = IDGEN_SLOT_REFUSED;
-		message = idgen_counter_untranslatable_message(slot, slot->untranslatable_bits);
+		idgen_counter_untranslatable_format(slot, slot->untranslatable_bits,
+											slot->message, sizeof(slot->message));
 	}
-	SpinLockAcquire(&idgen_registry_shm->mutex);
-	strlcpy(slot->message, message ? message : "", sizeof(slot->message));
-	SpinLockRelease(&idgen_registry_shm->mutex);
+	else
+		strlcpy(slot->message, message ? message : "", sizeof(slot->message));
 	pg_atomic_write_u32(&slot->state, state);
+	SpinLockRelease(&idgen_registry_shm->mutex);
 	for (int s = 0; s < n; s++)
 	{
 		IdgenGenerator *gen = idgen_slot_generator(i, s);

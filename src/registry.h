@@ -178,6 +178,9 @@ extern const char *idgen_collides_with(const char *name, const IdgenSpec *spec,
 extern void idgen_slot_set_state(int i, IdgenSlotState state, const char *message);
 extern char *idgen_counter_untranslatable_message(const IdgenNamedSlot *slot,
 												  int seq_bits);
+extern void idgen_counter_untranslatable_format(const IdgenNamedSlot *slot,
+												int seq_bits, char *buf,
+												size_t len);
 extern void idgen_counter_refuse_untranslatable(int i, int seq_bits);
 extern bool idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row);
 extern void idgen_registry_check_table(Oid relid);
