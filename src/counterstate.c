@@ -426,8 +426,9 @@ static int	counter_plan_n = 0;
 static IdgenCounterPlan *counter_plan = NULL;
 static bool counter_plan_parking = false;	/* exact values of a stopping keeper */
 
-int
-idgen_registry_plan_counters(void)
+/* Start an empty plan; returns how many slots there are to look at. */
+static uint32
+idgen_counter_plan_begin(bool parking)
 {
 	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 
@@ -435,8 +436,16 @@ idgen_registry_plan_counters(void)
 		counter_plan = MemoryContextAlloc(TopMemoryContext,
 										  sizeof(IdgenCounterPlan) * idgen_max_generators);
 	counter_plan_n = 0;
-	counter_plan_parking = false;
+	counter_plan_parking = parking;
 	pg_read_barrier();
+	return n;
+}
+
+int
+idgen_registry_plan_counters(void)
+{
+	uint32		n = idgen_counter_plan_begin(false);
+
 	for (uint32 i = 0; i < n; i++)
 	{
 		IdgenNamedSlot *slot = &idgen_registry_slots[i];
@@ -675,14 +684,8 @@ idgen_registry_publish_counters(void)
 int
 idgen_registry_plan_parking(void)
 {
-	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
+	uint32		n = idgen_counter_plan_begin(true);
 
-	if (counter_plan == NULL)
-		counter_plan = MemoryContextAlloc(TopMemoryContext,
-										  sizeof(IdgenCounterPlan) * idgen_max_generators);
-	counter_plan_n = 0;
-	counter_plan_parking = true;
-	pg_read_barrier();
 	for (uint32 i = 0; i < n; i++)
 	{
 		IdgenNamedSlot *slot = &idgen_registry_slots[i];
