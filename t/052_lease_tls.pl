@@ -154,6 +154,8 @@ sub wait_until_refused
 	my ($what, $setting, $code) = @_;
 	$code //= '55000';
 	my $err;
+	# this case's own warning: the log from here on, not an earlier case's
+	my $offset = -s $node->logfile;
 	wait_until(sub {
 		$err = error_of($node, 'SELECT snowflake_id()');
 		return $err =~ /^$code: $refusal$/;
@@ -167,7 +169,7 @@ sub wait_until_refused
 	like($lease_error, qr/\Q"$setting"\E/, "$what: the lease's error names $setting");
 	note "$what: $lease_error";
 	ok(wait_until(sub {
-		slurp_file($node->logfile) =~ /WARNING:  idgen keeper: [^\n]*\Q"$setting"\E/;
+		slurp_file($node->logfile, $offset) =~ /WARNING:  idgen keeper: [^\n]*\Q"$setting"\E/;
 	}), "$what: the server log names $setting");
 }
 

@@ -60,7 +60,10 @@ $node->append_conf('postgresql.conf', "idgen.lease_endpoints = ''\n");
 $node->start;
 is($node->safe_psql('postgres', q{
 	SELECT setting FROM pg_settings WHERE name = 'idgen.node_id'}),
-	'3', 'without a lease the server starts with the library built here');
+	'3', 'without a lease the server starts');
+# the postmaster mapped the library built here, not the installed one
+like(slurp_file("/proc/$node->{_pid}/maps"), qr/\Q$dir\E\/idgen\.so$/m,
+	'with the library built here');
 like(error_of($node, q{ALTER SYSTEM SET idgen.lease_endpoints = 'http://127.0.0.1:2379'}),
 	qr/^22023: invalid value for parameter "idgen\.lease_endpoints"/,
 	'ALTER SYSTEM refuses a lease with 22023');
