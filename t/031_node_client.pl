@@ -172,9 +172,9 @@ ok($r->{js53_numbers}, 'js53 IDs arrive as JavaScript numbers, every one a safe 
 is($r->{js53_distinct}, 1000, 'all 1,000 distinct as numbers');
 ok($r->{js53_order}, 'sorted as numbers in JavaScript, in the order of the IDs on the server');
 
-SKIP:
+# snowflake_id_batch() ships in 1.1: missing, the checks fail, never skip
+ok($have_batch, 'this idgen has snowflake_id_batch()');
 {
-	skip 'snowflake_id_batch() is not in this build of idgen yet', 4 unless $have_batch;
 	is($r->{batch_size}, 50, 'snowflake_id_batch(50) gives 50 IDs');
 	ok($r->{batch_strings}, 'as an array of strings');
 	ok($r->{batch_increasing}, 'strictly increasing');
