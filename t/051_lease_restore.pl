@@ -43,6 +43,8 @@ sub record_field
 {
 	my ($id, $field) = @_;
 	my $record = etcd_get("/idgen/reservation/$id");
+	# a counter's bound, in seq values: {"name": ..., "seq": N, "bits": B}
+	return $1 if $record =~ /\{"name": "\Q$field\E", "seq": (\d+)/;
 	return $record =~ /"\Q$field\E": (\d+)/ ? $1 : 0;
 }
 
