@@ -227,6 +227,8 @@ for my $form ('2025-01-01 00:00:00+00', '2025-01-01 05:30:00+05:30',
 	close $fh;
 	ok($forms->start(fail_ok => 1), "server starts with idgen.epoch = '$form'");
 	next unless $forms->{_pid};
+	# the keeper creates the extension on the first start
+	wait_for_keeper($forms);
 	is($forms->safe_psql('postgres',
 			"SELECT epoch = '2025-01-01 00:00:00+00' FROM idgen_status()"),
 		't', "'$form' is 2025-01-01 00:00:00 UTC");
