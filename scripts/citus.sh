@@ -44,8 +44,11 @@ for p in build-essential; do
 done
 if [ -n "$missing" ]; then
 	log "installing from Debian:$missing"
-	apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
+	(
+		flock 9
+		apt-get update -qq >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
+	) 9>/var/lock/idgen-apt.lock	# IDGEN_APT_LOCK of common.sh
 fi
 
 work=$(mktemp -d /tmp/idgen-citus.XXXXXX)

@@ -50,6 +50,11 @@ check_pg_versions() {
 # itself comes through scripts/pg.sh).  postgresql-common creates the
 # postgres user the servers run as, which a run of PostgreSQL 17 or 18
 # alone (built from source) would otherwise lack on a fresh machine.
+# test-it.sh runs its lanes at the same time, and each may install what
+# it lacks: every use of apt-get and dpkg in these scripts holds this
+# lock, so that none fails on dpkg's own.
+IDGEN_APT_LOCK=/var/lock/idgen-apt.lock
+apt_locked() { (flock 9 && "$@") 9>"$IDGEN_APT_LOCK"; }
 install_packages() {
 	local want="build-essential libcurl4-openssl-dev libipc-run-perl faketime libfaketime postgresql-common $*"
 	local missing=""
@@ -58,8 +63,11 @@ install_packages() {
 	done
 	if [ -n "$missing" ]; then
 		say "installing from Debian:$missing"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+		(
+			flock 9
+			apt-get update -qq
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+		) 9>"$IDGEN_APT_LOCK"
 	fi
 }
 

@@ -40,9 +40,12 @@ need_packages() {
 	done
 	if [ -n "$missing" ]; then
 		log "installing from Debian:$missing"
-		apt-get update -qq >&2
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-			$missing >&2
+		(
+			flock 9
+			apt-get update -qq >&2
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+				$missing >&2
+		) 9>/var/lock/idgen-apt.lock	# IDGEN_APT_LOCK of common.sh
 	fi
 }
 
@@ -140,6 +143,10 @@ fetch_earlier() {
 	return 1
 }
 
+# The private lists are shared by the builds of 17 and 18, which
+# test-it.sh may run at the same time: one fetch at a time.
+exec 8>"$apt_dir/fetch.lock"
+flock 8
 log "fetching the source package postgresql-$version ($suite)"
 apt-get "${apt_opts[@]}" update -qq >&2
 work=$apt_dir/src/$version${variant:+-$variant}
@@ -151,6 +158,7 @@ if ! (cd "$work" && apt-get "${apt_opts[@]}" source --download-only -qq \
 	fetch_earlier || exit 1
 fi
 orig=$(ls "$work"/postgresql-"$version"_*.orig.tar.* | head -n 1)
+flock -u 8
 log "unpacking $(basename "$orig")"
 tar -C "$work" -xf "$orig"
 srcdir=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'postgresql-*' | head -n 1)

@@ -81,14 +81,14 @@ run() {
 
 	say "removing idgen from PostgreSQL 15 before installing the package"
 	if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q ' installed$'; then
-		DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >/dev/null
+		apt_locked env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >/dev/null
 	fi
 	make -C "$src" -s PG_CONFIG="$PG_CONFIG" uninstall
 	f=$(idgen_files)
 	[ -z "$f" ] || { printf '%s\n' "$f"; fail "idgen files remain in PostgreSQL 15 after make uninstall"; return 1; }
 
 	say "apt-get install ./$(basename "$deb")"
-	if ! (cd "$top" && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$(basename "$deb")") >"$top/install.log" 2>&1; then
+	if ! (cd "$top" && apt_locked env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$(basename "$deb")") >"$top/install.log" 2>&1; then
 		cat "$top/install.log"
 		fail "apt-get install of $(basename "$deb") failed"
 		return 1
@@ -123,7 +123,7 @@ run() {
 	fi
 
 	say "apt-get purge $pkg"
-	DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >/dev/null ||
+	apt_locked env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >/dev/null ||
 		{ fail "apt-get purge $pkg failed"; return 1; }
 	! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q ' installed$' ||
 		{ fail "$pkg is still installed after purge"; return 1; }
@@ -137,7 +137,7 @@ run
 
 # Leave PostgreSQL 15 with idgen from the source tree, as before.
 if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q ' installed$'; then
-	DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >/dev/null
+	apt_locked env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >/dev/null
 fi
 fresh=$(private_copy)
 if build_and_install "$fresh"; then

@@ -8,37 +8,57 @@
 #   bash scripts/test-it.sh --pg "17 18"    only these
 #   bash scripts/test-it.sh --sanitize-full also PostgreSQL 17 built with
 #                                           the sanitizers, every suite on it
+#   bash scripts/test-it.sh --serial        one lane and one test at a time
 #
 # With 15 among the versions, it also builds the Debian package and tests
 # it installed (scripts/test-deb.sh), and runs the libFuzzer targets
 # (scripts/fuzz.sh): two more suites.  With 17, it runs idgen under the
 # sanitizers (scripts/sanitize.sh), one more.
 #
-# Prints a summary per version and ends with one line
+# The versions run at the same time, in lanes of their own: 15 then the
+# package then the fuzz targets; 17 then the sanitizers; 18.  A version
+# built from source (17, 18) is built in its lane, while 15's suites run.
+# Within a version the TAP tests run IDGEN_TEST_JOBS at a time (default
+# 3; prove -j).  Their servers, etcd and services take ports through
+# PostgreSQL's get_free_port, which every lane shares (PG_TEST_PORT_DIR).
+# --serial runs the lanes one after another, each test alone
+# (IDGEN_TEST_JOBS=1): slower, for a machine that is short of memory or
+# to tell a race between tests from a failure of one.
+#
+# Each lane writes to a log of its own; they are printed whole, in order,
+# once every lane has ended (a line a minute says what is running).  Then
+# a summary per version, with its count of TAP assertions, and one line
 # "suites: N passed, M failed" (three suites per version, the package,
-# the sanitizers and the fuzz targets); exits non-zero
-# if any suite failed.  On failure it shows the diffs and the failing TAP
-# logs and keeps that version's test directory.
+# the sanitizers and the fuzz targets); exits non-zero if any suite
+# failed.  On failure it shows the diffs and the failing TAP logs and
+# keeps that version's test directory.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 usage() {
-	echo "usage: $(basename "$0") [--pg \"$IDGEN_PG_VERSIONS\"] [--sanitize-full]" >&2
+	echo "usage: $(basename "$0") [--pg \"$IDGEN_PG_VERSIONS\"] [--sanitize-full] [--serial]" >&2
 	exit 2
 }
 versions=$IDGEN_PG_VERSIONS
 sanitize=""
+serial=""
+jobs=${IDGEN_TEST_JOBS:-3}
 while [ $# -gt 0 ]; do
 	case $1 in
 		--pg) [ $# -ge 2 ] || usage; versions=$2; shift ;;
 		--pg=*) versions=${1#--pg=} ;;
 		--sanitize-full) sanitize=--full ;;
+		--serial) serial=1 jobs=1 ;;
 		-h|--help) usage ;;
 		*) usage ;;
 	esac
 	shift
 done
 versions=$(check_pg_versions "$versions") || exit 2
+case $jobs in
+	[1-9] | [1-9][0-9]) ;;
+	*) echo "$(basename "$0"): IDGEN_TEST_JOBS must be a number from 1 to 99" >&2; exit 2 ;;
+esac
 
 require_root
 install_packages etcd-server etcd-client
@@ -90,13 +110,27 @@ esac
 # not.  IDGEN_UPGRADE_FROM=15 tries it anyway.
 upgrade_from=${IDGEN_UPGRADE_FROM:-17}
 check_pg_versions "$upgrade_from" >/dev/null || exit 2
-old_install=""
+# The lanes share a state directory: each lane's log, its results
+# (results.LANE: "passed failed" and summary lines) and the marker by which
+# the lane of $upgrade_from tells the 18 lane where idgen is installed.
+state=$(mktemp -d /tmp/idgen-test-it.XXXXXX)
+chmod 755 "$state"
+# One directory of port reservations for every server, etcd and service
+# that the lanes' tests start (PostgreSQL's get_free_port locks a port in
+# it; without it each version's tests would reserve ports apart).
+export PG_TEST_PORT_DIR=$state/portlock
+mkdir -p "$PG_TEST_PORT_DIR"
+chown postgres: "$PG_TEST_PORT_DIR"
+
+# Where idgen is installed for t/021_pg_upgrade.pl: in this run's lane of
+# $upgrade_from, which writes the marker once idgen is installed there,
+# or here, for a run that does not test that version.
+old_marker=$state/old-install
 install_old() {
-	[ -n "$old_install" ] && return 0
-	local config
+	local config dir
 	if ! config=$(bash "$IDGEN_SRC/scripts/pg.sh" "$upgrade_from"); then
 		echo "*** PostgreSQL $upgrade_from is not available (needed by t/021_pg_upgrade.pl)"
-		old_install=/nonexistent/postgresql-$upgrade_from
+		echo "/nonexistent/postgresql-$upgrade_from" >"$old_marker"
 		return 0
 	fi
 	(
@@ -108,15 +142,31 @@ install_old() {
 		exit $rc
 	) || echo "*** could not install idgen into PostgreSQL $upgrade_from (needed by t/021_pg_upgrade.pl)"
 	# set even after a failure, so that t/021 fails visibly instead of skipping
-	old_install=$(dirname "$("$config" --bindir)")
+	dir=$(dirname "$("$config" --bindir)")
+	echo "$dir" >"$old_marker"
+}
+wait_old() {
+	local waited=0
+	while [ ! -s "$old_marker" ]; do
+		sleep 5
+		waited=$((waited + 5))
+		if [ "$waited" -ge 3600 ]; then
+			echo "*** no idgen in PostgreSQL $upgrade_from after an hour (needed by t/021_pg_upgrade.pl)"
+			echo "/nonexistent/postgresql-$upgrade_from" >"$old_marker"
+		fi
+	done
+	cat "$old_marker"
 }
 
-total_passed=0 total_failed=0
-summary=()
-for version in $versions; do
+# Record a result of lane $lane: one suite passed or failed, or a line of
+# the summary.
+result() { echo "$2" >>"$state/results.$lane.$1"; }
+
+# pg_regress, isolation and TAP on PostgreSQL $1, in lane $lane.
+run_version() {
+	local version=$1 t0=$SECONDS passed=0 failed=0 report="" label="PostgreSQL $1"
+	local work t_build t_citus had_citus tap_log assertions=""
 	say "PostgreSQL $version"
-	t0=$SECONDS
-	passed=0 failed=0 report="" label="PostgreSQL $version"
 	extra_env=(IDGEN_NODE_REQUIRED=1 IDGEN_ETCD_REQUIRED=1 IDGEN_NPM_CACHE="$npm_cache")
 	if [ "$version" = 15 ]; then
 		extra_env+=(IDGEN_PGBOUNCER_REQUIRED=1 IDGEN_PARTMAN_REQUIRED=1 IDGEN_PATRONI_REQUIRED=1)
@@ -129,23 +179,21 @@ for version in $versions; do
 
 	if ! use_pg "$version"; then
 		echo "*** PostgreSQL $version is not available"
-		summary+=("$label: not available: 0 passed, 3 failed")
-		total_failed=$((total_failed + 3))
-		continue
+		[ "$version" = "$upgrade_from" ] && echo "/nonexistent/postgresql-$version" >"$old_marker"
+		result summary "$label: not available: 0 passed, 3 failed"
+		result failed 3
+		return 0
 	fi
 	label="PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}')"
 	work=$(private_copy)
 	if ! build_and_install "$work"; then
 		echo "*** building or installing idgen for PostgreSQL $version FAILED (kept in $work)"
-		summary+=("$label: build FAILED: 0 passed, 3 failed")
-		total_failed=$((total_failed + 3))
-		continue
+		[ "$version" = "$upgrade_from" ] && echo "/nonexistent/postgresql-$version" >"$old_marker"
+		result summary "$label: build FAILED: 0 passed, 3 failed"
+		result failed 3
+		return 0
 	fi
-	[ "$version" = "$upgrade_from" ] && old_install=$(dirname "$PG_BIN")
-	if [ "$version" = 18 ]; then
-		install_old
-		extra_env+=(IDGEN_OLD_INSTALL="$old_install")
-	fi
+	[ "$version" = "$upgrade_from" ] && dirname "$PG_BIN" >"$old_marker"
 	# t/040_citus.pl runs on a Citus cluster: scripts/citus.sh builds
 	# Citus into this PostgreSQL from ../shared/vendor when it is missing
 	# (nothing on 15).  With the sources there, the test must run, not skip.
@@ -182,7 +230,15 @@ for version in $versions; do
 	}
 	run_suite pg_regress ISOLATION= TAP_TESTS=
 	run_suite isolation REGRESS= TAP_TESTS=
-	run_suite TAP REGRESS= ISOLATION= PROVE_FLAGS=--verbose
+	if [ "$version" = 18 ]; then
+		extra_env+=(IDGEN_OLD_INSTALL="$(wait_old)")
+	fi
+	# prove's own summary ("Files=47, Tests=1125, ...") gives the count
+	# of assertions, which the summary line shows.
+	tap_log=$state/tap.$version
+	run_suite TAP REGRESS= ISOLATION= PROVE_FLAGS="-j$jobs --timer" >"$tap_log" 2>&1
+	cat "$tap_log"
+	assertions=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$tap_log" | tail -n 1)
 
 	if [ "$failed" -ne 0 ]; then
 		for f in "$work"/regression.diffs "$work"/output_iso/regression.diffs; do
@@ -201,73 +257,150 @@ for version in $versions; do
 	else
 		rm -rf "$work"
 	fi
-	summary+=("$label: $passed passed, $failed failed (build $(duration "$t_build")$report; total $(duration $((SECONDS - t0))))")
-	total_passed=$((total_passed + passed))
-	total_failed=$((total_failed + failed))
-done
+	result summary "$label: $passed passed, $failed failed (build $(duration "$t_build")$report; ${assertions:-no} TAP assertions; total $(duration $((SECONDS - t0))))"
+	result passed "$passed"
+	result failed "$failed"
+}
 
 # The Debian package (debian/): scripts/test-deb.sh builds it, installs
 # it with apt-get into Debian's PostgreSQL 15 (taking out the idgen built
 # from the tree first), runs the pg_regress and isolation suites against
 # it, purges it, and leaves idgen installed from the tree again.  It
-# counts as one more suite, after the PostgreSQL 15 suites have finished.
-case " $versions " in
-	*" 15 "*)
-		say "Debian package postgresql-15-idgen"
-		deb_log=$(mktemp)
-		if bash "$IDGEN_SRC/scripts/test-deb.sh" 2>&1 | tee "$deb_log"; then
-			total_passed=$((total_passed + 1))
-		else
-			total_failed=$((total_failed + 1))
-		fi
-		summary+=("$(tail -n 1 "$deb_log")")
-		rm -f "$deb_log"
-		;;
-esac
+# counts as one more suite, in the lane of 15 after its suites.
+run_deb() {
+	local log=$state/deb.log
+	say "Debian package postgresql-15-idgen"
+	if bash "$IDGEN_SRC/scripts/test-deb.sh" >"$log" 2>&1; then
+		result passed 1
+	else
+		result failed 1
+	fi
+	cat "$log"
+	result summary "$(tail -n 1 "$log")"
+}
 
 # The sanitizers (scripts/sanitize.sh): idgen built with AddressSanitizer
-# and UndefinedBehaviorSanitizer, run in PostgreSQL 17 (pg_regress,
-# isolation and a few TAP tests; with --sanitize-full, PostgreSQL built
-# with them too and every suite).  One more suite; any report fails it.
-case " $versions " in
-	*" 17 "*)
-		say "sanitizers"
-		san_log=$(mktemp)
-		if bash "$IDGEN_SRC/scripts/sanitize.sh" $sanitize 2>&1 | tee "$san_log"; then
-			total_passed=$((total_passed + 1))
-		else
-			total_failed=$((total_failed + 1))
-		fi
-		summary+=("$(tail -n 1 "$san_log")")
-		rm -f "$san_log"
-		;;
-esac
+# and UndefinedBehaviorSanitizer, run in a private copy of PostgreSQL 17
+# (pg_regress, isolation and a few TAP tests; with --sanitize-full,
+# PostgreSQL built with them too and every suite).  One more suite, in
+# the lane of 17; any report fails it.
+run_sanitizers() {
+	local log=$state/sanitize.log
+	say "sanitizers"
+	if bash "$IDGEN_SRC/scripts/sanitize.sh" $sanitize >"$log" 2>&1; then
+		result passed 1
+	else
+		result failed 1
+	fi
+	cat "$log"
+	result summary "$(tail -n 1 "$log")"
+}
 
 # The libFuzzer targets of the parsers (scripts/fuzz.sh, fuzz/): built
 # against PostgreSQL 15's headers and bitcode, 10 s each, one more suite.
 # A crash or a failed property fails it and keeps the input.
+run_fuzz() {
+	local log=$state/fuzz.log ok line
+	say "libFuzzer targets"
+	if bash "$IDGEN_SRC/scripts/fuzz.sh" >"$log" 2>&1; then ok=1; else ok=0; fi
+	cat "$log"
+	line=$(sed -n 's/^==> \(fuzzed .*\)/\1/p' "$log" | tail -n 1)
+	if [ "$ok" = 1 ]; then
+		result passed 1
+		result summary "libFuzzer: ${line:-ok}"
+	else
+		result failed 1
+		result summary "libFuzzer: FAILED (${line:-see above})"
+	fi
+}
+
+# A lane: what runs after what.  15 takes its package and the fuzz
+# targets, 17 the sanitizers.
+run_lane() {
+	lane=$1
+	run_version "$1"
+	case $1 in
+		15) run_deb; run_fuzz ;;
+		17) run_sanitizers ;;
+	esac
+}
+
+# t/021 in the 18 lane needs idgen installed into $upgrade_from; a run
+# without that version's lane installs it first.
 case " $versions " in
-	*" 15 "*)
-		say "libFuzzer targets"
-		fuzz_log=$(mktemp)
-		if bash "$IDGEN_SRC/scripts/fuzz.sh" 2>&1 | tee "$fuzz_log"; then
-			fuzz_ok=1
-		else
-			fuzz_ok=0
-		fi
-		fuzz_line=$(sed -n 's/^==> \(fuzzed .*\)/\1/p' "$fuzz_log" | tail -n 1)
-		if [ "$fuzz_ok" = 1 ]; then
-			total_passed=$((total_passed + 1))
-			summary+=("libFuzzer: ${fuzz_line:-ok}")
-		else
-			total_failed=$((total_failed + 1))
-			summary+=("libFuzzer: FAILED (${fuzz_line:-see above})")
-		fi
-		rm -f "$fuzz_log"
+	*" 18 "*)
+		case " $versions " in
+			*" $upgrade_from "*) ;;
+			*) install_old ;;
+		esac
 		;;
 esac
 
+t_all=$SECONDS
+pids=()
+for version in $versions; do
+	if [ -n "$serial" ]; then
+		run_lane "$version" >"$state/lane.$version.log" 2>&1 || true
+		cat "$state/lane.$version.log"
+	else
+		run_lane "$version" >"$state/lane.$version.log" 2>&1 &
+		pids+=($!)
+	fi
+done
+if [ -z "$serial" ]; then
+	# a line a minute while the lanes run: which are still at work, and
+	# at what (the last "==>" line of each)
+	while :; do
+		running=""
+		for pid in "${pids[@]}"; do
+			kill -0 "$pid" 2>/dev/null && running=y
+		done
+		[ -n "$running" ] || break
+		for _ in $(seq 60); do
+			sleep 1
+			running=""
+			for pid in "${pids[@]}"; do
+				kill -0 "$pid" 2>/dev/null && running=y
+			done
+			[ -n "$running" ] || break
+		done
+		[ -n "$running" ] || break
+		line="$(duration $((SECONDS - t_all))):"
+		for version in $versions; do
+			line="$line [$version: $(sed -n 's/^==> //p' "$state/lane.$version.log" | tail -n 1)]"
+		done
+		echo "$line"
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || true
+	done
+	for version in $versions; do
+		say "lane of PostgreSQL $version (its whole log)"
+		cat "$state/lane.$version.log"
+	done
+fi
+
+total_passed=0 total_failed=0
+summary=()
+for version in $versions; do
+	for n in $(cat "$state/results.$version.passed" 2>/dev/null); do
+		total_passed=$((total_passed + n))
+	done
+	for n in $(cat "$state/results.$version.failed" 2>/dev/null); do
+		total_failed=$((total_failed + n))
+	done
+	if [ ! -s "$state/results.$version.summary" ]; then
+		# a lane that ended before it could say anything
+		summary+=("PostgreSQL $version: the lane ended early: 0 passed, 3 failed")
+		total_failed=$((total_failed + 3))
+		continue
+	fi
+	mapfile -t -O "${#summary[@]}" summary <"$state/results.$version.summary"
+done
+rm -rf "$state"
+
 say "summary"
 printf '%s\n' "${summary[@]}"
+echo "all lanes in $(duration $((SECONDS - t_all)))"
 echo "suites: $total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]
