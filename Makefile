@@ -44,6 +44,15 @@ else
 PG_CPPFLAGS += -DIDGEN_WITHOUT_LIBCURL
 endif
 
+# A test build ("make WITH_TEST_HOOKS=yes", as scripts/test-it.sh and
+# scripts/sanitize.sh build) has the setting idgen.test_clock, which
+# freezes idgen's clock for the TAP tests.  Never install one on a server
+# that issues real IDs.
+WITH_TEST_HOOKS ?= no
+ifeq ($(WITH_TEST_HOOKS),yes)
+PG_CPPFLAGS += -DIDGEN_TEST_HOOKS
+endif
+
 EXTENSION = idgen
 DATA = idgen--1.0.sql idgen--1.0--1.1.sql
 PGFILEDESC = "idgen - time-ordered 64-bit unique IDs"

@@ -93,12 +93,16 @@ private_copy() {
 	echo "$dir"
 }
 
-# Build as postgres in the copy, install as root, with $PG_CONFIG.
+# Build as postgres in the copy, install as root, with $PG_CONFIG.  With
+# IDGEN_TEST_BUILD=1 (test-it.sh, sanitize.sh) a test build, which has the
+# setting idgen.test_clock that some TAP tests freeze the clock with.
 build_and_install() {
-	local dir=$1
-	say "building idgen with $PG_CONFIG"
-	runuser -u postgres -- make -C "$dir" -s PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$IDGEN_CFLAGS" &&
-		make -C "$dir" -s PG_CONFIG="$PG_CONFIG" install
+	local dir=$1 hooks=no
+	[ "${IDGEN_TEST_BUILD:-}" = 1 ] && hooks=yes
+	say "building idgen with $PG_CONFIG${IDGEN_TEST_BUILD:+ (a test build)}"
+	runuser -u postgres -- make -C "$dir" -s PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$IDGEN_CFLAGS" \
+		WITH_TEST_HOOKS=$hooks &&
+		make -C "$dir" -s PG_CONFIG="$PG_CONFIG" WITH_TEST_HOOKS=$hooks install
 }
 
 # Everything try-it and bench do first: check root, install what is

@@ -61,6 +61,8 @@ while [ $# -gt 0 ]; do
 done
 
 require_root
+# a test build, with idgen.test_clock, which the TAP tests use
+export IDGEN_TEST_BUILD=1
 install_packages
 libasan=$(gcc -print-file-name=libasan.so)
 [ -e "$libasan" ] || { echo "$(basename "$0"): gcc's libasan not found" >&2; exit 1; }

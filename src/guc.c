@@ -58,8 +58,10 @@ int64		idgen_epoch_unix_ms = 0;
 TimestampTz idgen_epoch_ts = 0;
 int			idgen_max_generators = 1024;
 int			idgen_max_generator_shards = 8192;
+#ifdef IDGEN_TEST_HOOKS
 static char *idgen_test_clock_string = NULL;
 int64		idgen_test_clock_unix_ms = 0;
+#endif
 
 /*
  * Does an epoch, split into fields by ParseDateTime, state its UTC offset?
@@ -438,6 +440,7 @@ idgen_assign_shards(const char *newval, void *extra)
 	idgen_owned_shards = extra;
 }
 
+#ifdef IDGEN_TEST_HOOKS
 /*
  * idgen.test_clock, for tests only: empty (the real clock), or a Unix time
  * in milliseconds at which idgen's wall clock (idgen_clock_unix_ms) stands
@@ -450,6 +453,11 @@ idgen_assign_shards(const char *newval, void *extra)
  * one clock function reaches backends and keeper alike.  PGC_SIGHUP: one
  * value for the whole server, from postgresql.conf; hidden from SHOW ALL
  * and the sample file.
+ *
+ * It exists only in a test build ("make WITH_TEST_HOOKS=yes", as the
+ * test scripts build): set on a server that issues real IDs it would
+ * move every reservation to wherever it points.  Elsewhere the name is
+ * reserved like every idgen.* name, so PostgreSQL refuses it.
  */
 static bool
 idgen_check_test_clock(char **newval, void **extra, GucSource source)
@@ -479,6 +487,7 @@ idgen_assign_test_clock(const char *newval, void *extra)
 {
 	idgen_test_clock_unix_ms = *(int64 *) extra;
 }
+#endif							/* IDGEN_TEST_HOOKS */
 
 void
 idgen_define_gucs(void)
@@ -696,6 +705,7 @@ idgen_define_gucs(void)
 							 0,
 							 NULL, NULL, NULL);
 
+#ifdef IDGEN_TEST_HOOKS
 	DefineCustomStringVariable("idgen.test_clock",
 							   "For tests only: freezes idgen's wall clock at this Unix time in milliseconds.",
 							   "Empty means the real clock.  Never set it on a server that issues real IDs.",
@@ -704,6 +714,7 @@ idgen_define_gucs(void)
 							   PGC_SIGHUP,
 							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							   idgen_check_test_clock, idgen_assign_test_clock, NULL);
+#endif
 
 	MarkGUCPrefixReserved("idgen");
 

@@ -576,7 +576,9 @@ extern const uint8 *idgen_owned_shards;
 extern char *idgen_epoch_string;
 extern int64 idgen_epoch_unix_ms;
 extern TimestampTz idgen_epoch_ts;
+#ifdef IDGEN_TEST_HOOKS
 extern int64 idgen_test_clock_unix_ms;
+#endif
 extern void idgen_define_gucs(void);
 
 /* shmem.c */
@@ -629,16 +631,18 @@ extern int64 idgen_clock_monotonic_us(void);
  * Wall clock in Unix ms, read fresh on every call (never the transaction
  * timestamp).  Inline: it is half of a generator call's cost, and on Linux
  * it is a vDSO read, not a system call.  The one exception is the
- * test-only setting idgen.test_clock (guc.c), which stands this clock
- * still for backends and keeper alike.
+ * setting idgen.test_clock (guc.c), which stands this clock still for
+ * backends and keeper alike; it exists only in a test build.
  */
 static inline int64
 idgen_clock_unix_ms(void)
 {
 	struct timespec ts;
 
+#ifdef IDGEN_TEST_HOOKS
 	if (unlikely(idgen_test_clock_unix_ms != 0))
 		return idgen_test_clock_unix_ms;
+#endif
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -28,6 +28,7 @@ my $frozen_ms = (time() - 60) * 1000;
 $primary->append_conf('postgresql.conf',
 	"idgen.test_clock = '$frozen_ms'\nidgen.max_lead = 30s\n");
 $primary->start;
+need_test_clock($primary);
 wait_for_keeper($primary);
 $primary->safe_psql('postgres', q{
 	SELECT idgen_create_generator('legacy', 'time:42 datacenter:3 worker:6 seq:12',

@@ -23,6 +23,7 @@ shared_preload_libraries = 'idgen'
 idgen.node_id = 11
 });
 $node->start;
+need_test_clock($node);
 wait_for_keeper($node);
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', 'CREATE EXTENSION idgen');

@@ -24,6 +24,7 @@ idgen.node_id = 3
 # and the concurrent part runs without it.
 my ($set_clock, $start) = fake_clock($node, '+0');
 $node->start;
+need_test_clock($node);
 wait_for_keeper($node);
 $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('legacy', 'time:42 datacenter:3 worker:6 seq:12',

@@ -31,6 +31,7 @@ idgen.max_lead = 10s
 idgen.test_clock = '$frozen_ms'
 });
 $node->start;
+need_test_clock($node);
 wait_for_keeper($node);
 $node->safe_psql('postgres', 'CREATE DATABASE other');
 $node->safe_psql('other', 'CREATE EXTENSION idgen');

@@ -2,7 +2,9 @@
 # development files): warning-free, not linked to libcurl, and then a
 # lease configured in idgen.lease_endpoints is refused with an error that
 # says why, at server start and by ALTER SYSTEM, while the server without
-# one starts.  The library built here is loaded through
+# one starts.  The build is also not a test build (no WITH_TEST_HOOKS, as
+# a package or "make install" builds): the test-only idgen.test_clock is
+# refused, in postgresql.conf and by ALTER SYSTEM.  The library built here is loaded through
 # dynamic_library_path, ahead of the installed one, by the postmaster and
 # the keeper alike.  (The keeper's CREATE EXTENSION then loads the
 # installed library as well, through the extension's own path, and logs
@@ -56,7 +58,8 @@ like(slurp_file($node->logfile),
 	qr/invalid value for parameter "idgen\.lease_endpoints".*\n.*DETAIL:\s+This idgen was built without libcurl, which node-id leases need to talk to etcd\./,
 	'and says that this idgen was built without libcurl');
 
-$node->append_conf('postgresql.conf', "idgen.lease_endpoints = ''\n");
+$node->append_conf('postgresql.conf', "idgen.lease_endpoints = ''\nidgen.test_clock = '1700000000000'\n");
+my $log_offset = -s $node->logfile;
 $node->start;
 is($node->safe_psql('postgres', q{
 	SELECT setting FROM pg_settings WHERE name = 'idgen.node_id'}),
@@ -67,5 +70,14 @@ like(slurp_file("/proc/$node->{_pid}/maps"), qr/\Q$dir\E\/idgen\.so$/m,
 like(error_of($node, q{ALTER SYSTEM SET idgen.lease_endpoints = 'http://127.0.0.1:2379'}),
 	qr/^22023: invalid value for parameter "idgen\.lease_endpoints"/,
 	'ALTER SYSTEM refuses a lease with 22023');
+# a build that is not a test build has no test clock
+like(substr(slurp_file($node->logfile), $log_offset),
+	qr/WARNING:\s+invalid configuration parameter name "idgen\.test_clock", removing it/,
+	'idgen.test_clock in postgresql.conf is removed with a warning: this is not a test build');
+like(error_of($node, q{ALTER SYSTEM SET idgen.test_clock = '1700000000000'}),
+	qr/^42602: invalid configuration parameter name "idgen\.test_clock"/,
+	'ALTER SYSTEM refuses idgen.test_clock with 42602 (a reserved prefix)');
+is($node->safe_psql('postgres', q{SELECT current_setting('idgen.test_clock', true) IS NULL}),
+	't', 'and no session has it');
 $node->stop;
 done_testing();
