@@ -39,6 +39,7 @@
 #include "funcapi.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "nodes/primnodes.h"
 #include "storage/fd.h"
 #include "storage/latch.h"
@@ -669,6 +670,86 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		idgen_insert_definition(name, &spec, table, &row, !PG_ARGISNULL(9));
 	SPI_finish();
 	PG_RETURN_VOID();
+}
+
+/*
+ * Before DROP EXTENSION idgen in idgen.database (the ProcessUtility hook,
+ * idgen.c): the named generators' definitions and grants live in the
+ * extension's tables, and dropping it would lose them silently (the
+ * grants at once, the definitions at the next start).  While a generator
+ * is defined (not dropped), refuse as DROP ... RESTRICT refuses for a
+ * dependent object (2BP01); with CASCADE, say what goes with it.
+ * Anything else (another extension, another database, IF EXISTS with no
+ * extension, idgen 1.0 without the table) is left to PostgreSQL.
+ */
+void
+idgen_check_drop_extension(Node *parsetree)
+{
+	DropStmt   *stmt;
+	ListCell   *lc;
+	bool		ours = false;
+	char	   *here;
+	Oid			relid;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	int			defined = 0;
+	StringInfoData names;
+
+	if (!IsA(parsetree, DropStmt))
+		return;
+	stmt = (DropStmt *) parsetree;
+	if (stmt->removeType != OBJECT_EXTENSION)
+		return;
+	foreach(lc, stmt->objects)
+	{
+		if (strcmp(strVal(lfirst(lc)), "idgen") == 0)
+			ours = true;
+	}
+	here = get_database_name(MyDatabaseId);
+	if (!ours || here == NULL || idgen_database == NULL ||
+		strcmp(here, idgen_database) != 0)
+		return;
+	if (!OidIsValid(get_extension_oid("idgen", true)))
+		return;
+	relid = get_relname_relid("idgen_generator", idgen_extension_schema());
+	if (!OidIsValid(relid))
+		return;
+
+	initStringInfo(&names);
+	rel = table_open(relid, AccessShareLock);
+	scan = table_beginscan(rel, GetTransactionSnapshot(), 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		IdgenRegistryRow row;
+
+		if (!idgen_registry_row(tup, RelationGetDescr(rel), &row) || row.dropped)
+			continue;
+		if (defined < 5)
+			appendStringInfo(&names, "%s%s", defined > 0 ? ", " : "",
+							 quote_identifier(row.name));
+		defined++;
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (defined == 0)
+		return;
+	if (defined > 5)
+		appendStringInfo(&names, " and %d more", defined - 5);
+
+	if (stmt->behavior == DROP_CASCADE)
+	{
+		ereport(NOTICE,
+				(errmsg("drop cascades to %d named generator(s): %s", defined, names.data),
+				 errdetail("Their definitions and who may draw from them go with the extension; applications lose their grants at once.")));
+		return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+			 errmsg("cannot drop extension idgen because %d named generator(s) are defined in it: %s",
+					defined, names.data),
+			 errdetail("Their definitions and who may draw from them are kept in the extension's tables in this database (\"idgen.database\"); dropping it would lose them."),
+			 errhint("Drop them first with idgen_drop_generator(), or use DROP EXTENSION idgen CASCADE to drop them with it.  pg_dump keeps them, with the extension.")));
 }
 
 /*

@@ -860,6 +860,9 @@ extern void idgen_registry_floors_exact(void);
 /* counterissue.c: counter values taken ahead are durable by a statement's end */
 extern void idgen_counter_statement_end(void);
 
+/* definitions.c: DROP EXTENSION idgen keeps no generator's definition */
+extern void idgen_check_drop_extension(Node *parsetree);
+
 /*
  * Decoders refuse negative input (22023): no idgen layout produces one.
  * Returns id.

@@ -92,13 +92,48 @@ like(error_of($node, q{SELECT idgen_next('brief')}),
 like(error_of($node, q{SELECT idgen_next_batch('brief', 100000)}),
 	qr/^22008: brief ID range is exhausted/, 'for batches too');
 
+# --- DROP EXTENSION idgen keeps no generator's definition silently ----------------
+# The definitions and grants live in the extension's tables in
+# idgen.database: a plain DROP EXTENSION there is refused while a
+# generator is defined, and loses nothing; CASCADE says what goes with it.
+$node->safe_psql('postgres', q{
+	CREATE ROLE keepdrawer LOGIN;
+	SELECT idgen_create_generator('kept', 'time:41 zone:10=4 seq:12', space => 'zones');
+	SELECT idgen_grant_generator('kept', 'keepdrawer');
+	CREATE DATABASE elsewhere});
+wait_until(sub {
+	(undef, my $out) = $node->psql('postgres', "SET ROLE keepdrawer; SELECT idgen_next('kept') > 0");
+	return $out eq 't';
+}) or die 'the grant on "kept" did not take effect';
+for my $drop ('DROP EXTENSION idgen', 'DROP EXTENSION idgen RESTRICT', 'DROP EXTENSION IF EXISTS idgen, plpgsql')
+{
+	like(error_of($node, $drop),
+		qr/^2BP01: cannot drop extension idgen because \d+ named generator\(s\) are defined in it: /,
+		"$drop with generators defined: 2BP01");
+}
+like(detail_of($node, 'DROP EXTENSION idgen'), qr/dropping it would lose them/,
+	'the detail says what would be lost');
+is($node->safe_psql('postgres', q{
+	SELECT (SELECT count(*) FROM idgen_generator WHERE name = 'kept');
+	SET ROLE keepdrawer;
+	SELECT idgen_next('kept') > 0}),
+	"1\nt", 'and nothing was lost: the definition is there and the grant still draws');
+# in another database the extension holds no definitions: dropped as usual
+$node->safe_psql('elsewhere', 'CREATE EXTENSION idgen');
+is(error_of($node, 'DROP EXTENSION idgen', 'elsewhere'), 'no error',
+	'in a database other than idgen.database, DROP EXTENSION idgen drops it');
+# a dropped generator holds nothing back
+$node->safe_psql('postgres', q{SELECT idgen_drop_generator('kept', force => true)});
+
 # --- definitions that run though their rows are gone ---------------------------
 # A generator whose row went with a dropped extension still runs until the
 # next restart: a new definition must not collide with it either.
 $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('orphan', 'time:41 zone:10=5 seq:12', space => 'zones')});
 $node->safe_psql('postgres', 'SELECT max(idgen_next(\'orphan\')) FROM generate_series(1, 100)');
-$node->safe_psql('postgres', 'DROP EXTENSION idgen CASCADE');
+my ($cascade_ret, $cascade_out, $cascade_err) = $node->psql('postgres', 'DROP EXTENSION idgen CASCADE');
+like($cascade_err, qr/NOTICE:\s+drop cascades to \d+ named generator\(s\): /,
+	'DROP EXTENSION idgen CASCADE drops it, saying which generators go with it');
 wait_for_keeper($node);
 is($node->safe_psql('postgres', "SELECT count(*) FROM idgen_generator WHERE name = 'orphan'"),
 	'0', 'the dropped extension took the row of "orphan" with it');
