@@ -239,6 +239,7 @@ run_version() {
 	# prove's own summary ("Files=47, Tests=1125, ...") gives the count
 	# of assertions, which the summary line shows.
 	tap_log=$state/tap.$version
+	say "PostgreSQL $version: TAP, $jobs tests at a time (the output follows when they end)"
 	run_suite TAP REGRESS= ISOLATION= PROVE_FLAGS="-j$jobs --timer" >"$tap_log" 2>&1
 	cat "$tap_log"
 	assertions=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$tap_log" | tail -n 1)

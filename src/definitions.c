@@ -718,6 +718,17 @@ idgen_check_drop_extension(Node *parsetree)
 
 	initStringInfo(&names);
 	rel = table_open(relid, AccessShareLock);
+	if (!idgen_registry_columns_known(RelationGetDescr(rel)))
+	{
+		/*
+		 * Altered by hand: the keeper refuses every definition in it
+		 * already, and its hint is to drop and re-create the extension.
+		 */
+		table_close(rel, AccessShareLock);
+		ereport(NOTICE,
+				(errmsg("idgen's table idgen_generator has been altered; the definitions in it are dropped with the extension")));
+		return;
+	}
 	scan = table_beginscan(rel, GetTransactionSnapshot(), 0, NULL);
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{

@@ -521,15 +521,15 @@ idgen_registry_same(int i, const IdgenRegistryRow *row)
 }
 
 /*
- * Refuse a tuple descriptor of idgen_generator, or of a query that selects
- * IDGEN_REG_COLUMNS first, whose columns are not of the types
- * idgen_registry_row() reads: the table was altered by hand (a superuser
- * can), and a datum of another type must not be read as text or a number.
+ * Does a tuple descriptor of idgen_generator, or of a query that selects
+ * IDGEN_REG_COLUMNS first, have columns of the types idgen_registry_row()
+ * reads?  Not if the table was altered by hand (a superuser can), and a
+ * datum of another type must not be read as text or a number.
  */
-static void
-idgen_registry_check_columns(TupleDesc desc)
+bool
+idgen_registry_columns_known(TupleDesc desc)
 {
-	if (desc->natts < IDGEN_REG_NCOLUMNS ||
+	return !(desc->natts < IDGEN_REG_NCOLUMNS ||
 		TupleDescAttr(desc, IDGEN_REG_NAME)->atttypid != TEXTOID ||
 		TupleDescAttr(desc, IDGEN_REG_LAYOUT)->atttypid != TEXTOID ||
 		TupleDescAttr(desc, IDGEN_REG_EPOCH)->atttypid != TIMESTAMPTZOID ||
@@ -541,7 +541,14 @@ idgen_registry_check_columns(TupleDesc desc)
 		TupleDescAttr(desc, IDGEN_REG_OWNED)->atttypid != TEXTOID ||
 		TupleDescAttr(desc, IDGEN_REG_SEGMENT)->atttypid != INT8OID ||
 		TupleDescAttr(desc, IDGEN_REG_START)->atttypid != INT8OID ||
-		TupleDescAttr(desc, IDGEN_REG_SPACE)->atttypid != TEXTOID)
+		TupleDescAttr(desc, IDGEN_REG_SPACE)->atttypid != TEXTOID);
+}
+
+/* Refuse (55000) a tuple descriptor idgen_registry_columns_known() does not know. */
+static void
+idgen_registry_check_columns(TupleDesc desc)
+{
+	if (!idgen_registry_columns_known(desc))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen's table idgen_generator in database \"%s\" has been altered",

@@ -72,6 +72,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
@@ -154,10 +155,62 @@ idgen_keeper_check_database(void)
  * superusers only.  The statement is constant text: nothing in it comes
  * from the catalogs.
  */
+/*
+ * After CREATE EXTENSION failed with edata: if schema public (nsp) holds
+ * a relation, type or function under one of the extension's prefixes
+ * that a role the keeper does not trust owns, that is the cause: say
+ * which and whose, with the original error's SQLSTATE.  Otherwise return,
+ * and the caller raises the original error.
+ */
+static void
+idgen_keeper_refuse_squatter(Oid nsp, ErrorData *edata)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(nsp)};
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(
+							  "SELECT o.kind, o.name, o.owner::pg_catalog.oid, pg_catalog.pg_get_userbyid(o.owner)"
+							  "  FROM (SELECT 'relation' AS kind, relname AS name, relowner AS owner"
+							  "          FROM pg_catalog.pg_class WHERE relnamespace = $1"
+							  "        UNION ALL"
+							  "        SELECT 'type', typname, typowner"
+							  "          FROM pg_catalog.pg_type WHERE typnamespace = $1"
+							  "        UNION ALL"
+							  "        SELECT 'function', proname, proowner"
+							  "          FROM pg_catalog.pg_proc WHERE pronamespace = $1) o"
+							  " WHERE o.name OPERATOR(pg_catalog.~) '^(idgen|snowflake|instagram)_'"
+							  " ORDER BY 2, 1",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the catalogs");
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Oid			owner = DatumGetObjectId(SPI_getbinval(row, desc, 3, &isnull));
+
+		if (idgen_keeper_role_trusted(owner))
+			continue;
+		ereport(ERROR,
+				(errcode(edata->sqlerrcode),
+				 errmsg("extension idgen cannot be created in database \"%s\": schema \"public\" has a %s \"%s\" owned by role \"%s\"",
+						idgen_database, SPI_getvalue(row, desc, 1),
+						SPI_getvalue(row, desc, 2), SPI_getvalue(row, desc, 4)),
+				 errdetail("Role \"%s\" may create objects in schema \"public\", and took a name the extension needs: until it is gone, no generator on this server issues IDs.  CREATE EXTENSION said: %s",
+						   SPI_getvalue(row, desc, 4), edata->message),
+				 errhint("As a superuser, drop or rename it, and REVOKE CREATE ON SCHEMA public FROM PUBLIC.")));
+	}
+	SPI_finish();
+}
+
 static void
 idgen_keeper_create_extension(void)
 {
 	Oid			nsp = get_namespace_oid("public", true);
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
 
 	if (!OidIsValid(nsp) ||
 		!idgen_keeper_role_trusted(idgen_keeper_namespace_owner(nsp)))
@@ -172,11 +225,40 @@ idgen_keeper_create_extension(void)
 	ereport(LOG,
 			(errmsg("idgen keeper: creating extension idgen in database \"%s\" to hold the ID reservation",
 					idgen_database)));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("CREATE EXTENSION idgen SCHEMA public", false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "could not create extension idgen");
-	SPI_finish();
+
+	/*
+	 * In a subtransaction, so that a failure can be explained: where
+	 * PUBLIC may create in schema public (clusters upgraded from
+	 * PostgreSQL 14 or earlier), any role can squat one of the
+	 * extension's names there and so stop every generator.
+	 */
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute("CREATE EXTENSION idgen SCHEMA public", false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not create extension idgen");
+		SPI_finish();
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		idgen_keeper_refuse_squatter(nsp, edata);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
 	CommandCounterIncrement();
 }
 

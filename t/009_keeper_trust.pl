@@ -167,11 +167,24 @@ log_line_prefix = '%m [%p] %e %q%a '
 });
 $fresh->restart;
 ok($fresh->poll_query_until('app',
-		"SELECT keeper_message ~ 'already exists' FROM idgen_status()"),
-	'a pre-created idgen_hwm blocks CREATE EXTENSION: the keeper says so');
+		q{SELECT keeper_message = 'extension idgen cannot be created in database "postgres": schema "public" has a relation "idgen_hwm" owned by role "mallory"' FROM idgen_status()}),
+	'a pre-created idgen_hwm blocks CREATE EXTENSION: the keeper names it and its owner');
+like(error_lines($fresh, 'extension idgen cannot be created'), qr/ 42P07 ERROR:/,
+	'with the SQLSTATE of CREATE EXTENSION\'s own error (42P07)');
+like(slurp_file($fresh->logfile),
+	qr/DETAIL:\s+Role "mallory" may create objects in schema "public".*CREATE EXTENSION said: relation "idgen_hwm" already exists/,
+	'the detail gives the original error');
 like(error_of($fresh, 'SELECT snowflake_id()', 'app'), qr/^55000: no durable ID reservation/,
 	'and generators fail closed');
-$fresh->safe_psql('postgres', 'DROP TABLE public.idgen_hwm');
+# a function of the extension's, squatted in place of the table
+$fresh->safe_psql('postgres', q{
+	DROP TABLE public.idgen_hwm;
+	CREATE FUNCTION public.snowflake_id() RETURNS bigint LANGUAGE sql AS 'SELECT 1'},
+	extra_params => [ '-U', 'mallory' ]);
+ok($fresh->poll_query_until('app',
+		q{SELECT keeper_message ~ '^extension idgen cannot be created in database "postgres": schema "public" has a function "snowflake_id" owned by role "mallory"$' FROM idgen_status()}),
+	'so does a squatted function: the keeper names it and its owner');
+$fresh->safe_psql('postgres', 'DROP FUNCTION public.snowflake_id()');
 ok(keeper_ready($fresh, 'app'),
 	'once it is gone, the keeper creates the extension and is ready');
 is($fresh->safe_psql('postgres', q{
