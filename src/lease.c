@@ -511,7 +511,11 @@ idgen_lease_step(void)
 	if (!idgen_leases_on || idgen_node_id == -1)
 		return 60 * 1000;
 	if (!idgen_lease_connect())
-		elog(ERROR, "could not set up the connection to etcd: invalid \"idgen.lease_endpoints\", or libcurl failed to initialise");
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not set up the connection to etcd"),
+				 errdetail("\"idgen.lease_endpoints\" is not valid, or libcurl failed to initialise."),
+				 errhint("Check \"idgen.lease_endpoints\" and the server log's earlier messages.")));
 
 	SpinLockAcquire(&lease->mutex);
 	lease_id = lease->lease_id;
