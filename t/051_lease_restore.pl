@@ -311,17 +311,33 @@ kill 'STOP', $a3_keeper;
 restore_etcd("$etcd_dir/a3.db");
 cmp_ok(record_field(7, 'tickets'), '<=', $a3_local,
 	'the restored record of node id 7 lacks counter values a3 issued');
-# the shutdown's SIGTERM waits for the keeper, which runs again a second
-# later (from a child process, while this one waits for the stop)
+# The shutdown's SIGTERM reaches the stopped keeper and waits there, as
+# a pending signal; only then does the keeper run again (continued from a
+# child process, while this one waits for the stop), so that what it
+# writes next is its way out, not an ordinary renewal.  The kernel shows
+# a stopped process's pending signals in /proc/PID/status (SIGTERM is
+# signal 15: bit 14 of SigPnd or ShdPnd).
 my $child = fork() // die "fork: $!";
 if ($child == 0)
 {
-	sleep 1;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	my $pending = 0;
+	while (!$pending && time < $deadline)
+	{
+		open my $fh, '<', "/proc/$a3_keeper/status" or last;
+		while (my $line = <$fh>)
+		{
+			$pending = 1 if $line =~ /^(?:SigPnd|ShdPnd):\s+([0-9a-f]+)/ && (hex(substr($1, -8)) & (1 << 14));
+		}
+		close $fh;
+		select(undef, undef, undef, 0.05) unless $pending;
+	}
 	kill 'CONT', $a3_keeper;
-	POSIX::_exit(0);
+	POSIX::_exit($pending ? 0 : 1);
 }
 $a3->stop('fast');
 waitpid($child, 0);
+is($? >> 8, 0, 'the shutdown\'s SIGTERM was pending at the stopped keeper before it ran again');
 is(etcd_get('/idgen/node/7'), '', 'a3 stopped cleanly and gave node id 7 back');
 cmp_ok(record_field(7, 'tickets'), '>', $a3_local,
 	'and wrote the record whole again on its way out');
