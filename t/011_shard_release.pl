@@ -33,7 +33,7 @@ $_->safe_psql('postgres', 'CREATE TABLE t (id bigint, via text)') for ($a, $b);
 # may take: only the release ends either.
 my $long = psql_background($a, 'postgres',
 	"INSERT INTO t SELECT instagram_id(3), 'long' FROM generate_series(1, 100000000)",
-	timeout => 90);
+	timeout => scaled(90));
 my $forever = 10 * $PostgreSQL::Test::Utils::timeout_default;
 my $script = $a->basedir . '/insert.sql';
 append_to_file($script, "INSERT INTO t VALUES (instagram_id(3), 'pgbench');\n");

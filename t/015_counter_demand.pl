@@ -124,7 +124,7 @@ my ($ret, $out, $err) = $node->psql('postgres', q{
 	BEGIN;
 	INSERT INTO kept SELECT idgen_next('stalled') FROM generate_series(1, 5000);
 	\echo after the insert
-	COMMIT;}, timeout => 120);
+	COMMIT;}, timeout => scaled(120));
 like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled"/,
 	'the statement fails closed with 55P03 (retry) while the keeper cannot reserve');
 like($err, qr/DETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
@@ -155,7 +155,7 @@ $node->safe_psql('postgres', qq{
 	BEGIN;
 	INSERT INTO far SELECT idgen_next('stalled') FROM generate_series(1, 3000);
 	\echo after the insert
-	COMMIT;}, timeout => 120);
+	COMMIT;}, timeout => scaled(120));
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
 	'a statement writing a foreign table fails closed');
 is($out, '0', 'at its own end, before the transaction goes on');
@@ -174,7 +174,7 @@ is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
 	BEGIN;
 	SELECT count(idgen_next('stalled')) FROM generate_series(1, 10);
 	INSERT INTO far SELECT idgen_next('stalled') FROM generate_series(1, 3000);
-	COMMIT;}, timeout => 120);
+	COMMIT;}, timeout => scaled(120));
 like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
 	'a statement that took values ahead fails at its end when they cannot be made durable');
 is($node->safe_psql('remote', 'SELECT count(*) FROM far'), '0',
@@ -211,7 +211,7 @@ ok(!-e $completed, 'and the client never saw it complete');
 	SELECT count(idgen_next('stalled')) FROM generate_series(1, 3000);
 	ROLLBACK TO a;
 	SELECT 'after rollback to';
-	COMMIT;}, timeout => 120, on_error_stop => 0);
+	COMMIT;}, timeout => scaled(120), on_error_stop => 0);
 my @refusals = $err =~ /ERROR:\s+no durable reservation is available for counter generator "stalled"/g;
 is(scalar(@refusals), 2,
 	'a statement in a subtransaction is refused at its end, and after ROLLBACK TO the next one waits again');
@@ -229,7 +229,7 @@ is($out, '', 'so nothing after it completes while the keeper is stopped');
 			NULL;
 		END;
 		INSERT INTO kept VALUES (x);
-	END $$;}, timeout => 120);
+	END $$;}, timeout => scaled(120));
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
 	'a value kept from a rolled-back exception block is still made durable before it is used');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
@@ -249,7 +249,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
 			RAISE NOTICE 'caught';
 		END;
 		INSERT INTO kept VALUES (b);
-	END $$;}, timeout => 120);
+	END $$;}, timeout => scaled(120));
 like($err, qr/NOTICE:\s+caught.*ERROR:\s+no durable reservation is available for counter generator "stalled2"/s,
 	'after a caught refusal, a value of another generator is still made durable before it is used');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
@@ -266,7 +266,7 @@ my $drop = "psql -XAtq -h ${\ $node->host} -p ${\ $node->port} -d postgres"
 	SELECT idgen_next('stalled2'), 1 / (g - g) FROM generate_series(1, 1) g;
 	\\! $drop
 	SELECT 'first';
-	SELECT 'second';}, timeout => 120, on_error_stop => 0);
+	SELECT 'second';}, timeout => scaled(120), on_error_stop => 0);
 like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled2"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the counter was dropped or refused meanwhile; the statement fails\./,
 	'values of a counter dropped meanwhile are refused, saying so');
 unlike($out, qr/first/, 'once');
@@ -283,7 +283,7 @@ $node->safe_psql('postgres', q{
 		INSERT INTO kept VALUES (v);
 		COMMIT;
 	END $$});
-($ret, $out, $err) = $node->psql('postgres', 'CALL keep_after_rollback()', timeout => 120);
+($ret, $out, $err) = $node->psql('postgres', 'CALL keep_after_rollback()', timeout => scaled(120));
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
 	'a value kept across a procedure\'s ROLLBACK is still made durable before it is used');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',
@@ -349,7 +349,7 @@ $node->safe_psql('postgres', q{
 	BEGIN;
 	COPY far_copy (v) FROM PROGRAM 'seq 1 3000';
 	\echo after the copy
-	COMMIT;}, timeout => 120);
+	COMMIT;}, timeout => scaled(120));
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"/,
 	'COPY of values taken ahead fails closed');
 is($out, '', 'at its own end, not at the commit');
@@ -374,7 +374,7 @@ $node->safe_psql('postgres', q{
 	BEGIN;
 	INSERT INTO late VALUES (1);
 	\echo before the commit
-	COMMIT;}, timeout => 120);
+	COMMIT;}, timeout => scaled(120));
 is($out, 'before the commit', 'a deferred trigger draws values at the commit');
 like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled"/,
 	'and the commit fails closed');
@@ -394,7 +394,7 @@ $node->safe_psql('postgres', q{
 	END $$});
 ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
-	CALL draw_then_commit();}, timeout => 120);
+	CALL draw_then_commit();}, timeout => scaled(120));
 like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
 	'a commit waits for values taken ahead that no statement end covered, and fails closed');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
@@ -409,7 +409,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM late'), '0',
 	SELECT idgen_next('stalled'), 1 / (g - g) FROM generate_series(1, 1) g;
 	ROLLBACK;
 	BEGIN;
-	PREPARE TRANSACTION 'late';}, timeout => 120, on_error_stop => 0);
+	PREPARE TRANSACTION 'late';}, timeout => scaled(120), on_error_stop => 0);
 like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "stalled"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the transaction is rolled back\./,
 	'PREPARE TRANSACTION of a value beyond the reservation fails closed too');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'), '0',
@@ -419,7 +419,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'), '0',
 # commit; the call itself waits for the keeper and fails closed
 ($ret, $out, $err) = $node->psql('postgres', q{
 	SET idgen.counter_lead = off;
-	SELECT idgen_next('stalled');}, timeout => 120);
+	SELECT idgen_next('stalled');}, timeout => scaled(120));
 like($err, qr/ERROR:\s+no durable reservation is available for counter generator "stalled"\nDETAIL:\s+The idgen keeper has not extended it/,
 	'with idgen.counter_lead off a call beyond the reservation fails at once, not at its commit');
 is($out, '', 'and returns no value');
@@ -464,7 +464,7 @@ my $connect = "psql -XAtq -h ${\ $node->host} -p ${\ $node->port} -d postgres";
 		END;
 		PERFORM 2;
 	END \$\$;
-	SELECT 'after';}, timeout => 180, on_error_stop => 0);
+	SELECT 'after';}, timeout => scaled(180), on_error_stop => 0);
 like($err, qr/NOTICE:\s+(?:00000: )?caught.*ERROR:\s+55P03: no durable reservation is available for counter generator "raised"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the counter was raised to a floor from outside meanwhile/s,
 	'values below a floor raised from outside are refused again after a caught refusal');
 like($out, qr/(?:^|\n)after$/, 'and once the client\'s statement has failed, the session goes on');

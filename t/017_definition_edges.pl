@@ -159,7 +159,7 @@ is($drew, 't', 'the granted role draws');
 $node->stop('immediate');
 $node->start;
 my ($ret, $out, $err) = $node->psql('postgres',
-	"SET ROLE app; SELECT idgen_next('granted') > 0", timeout => 60);
+	"SET ROLE app; SELECT idgen_next('granted') > 0", timeout => scaled(60));
 is("$ret|$out", '0|t', 'right after a restart too: no 42501 before the keeper loaded the grants')
   or diag($err);
 

@@ -91,7 +91,7 @@ BEGIN
         COMMIT;
         EXIT WHEN EXISTS (SELECT FROM stop_load);
     END LOOP;
-END $$}, on_error_stop => 1, timeout => 600);
+END $$}, on_error_stop => 1, timeout => scaled(600));
 ok($node->poll_query_until('app', 'SELECT count(*) > 0 FROM load'), 'the load is running');
 
 my $loader_running = q{

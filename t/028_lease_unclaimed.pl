@@ -47,14 +47,14 @@ for my $call ('snowflake_id()', 'snowflake_id_batch(3)', 'idgen_uuidv7()',
 	'idgen_flake128()', q{idgen_next('with_node')}, q{idgen_next_batch('with_node', 3)})
 {
 	my ($ret, $out, $err) = $node->psql('postgres',
-		"\\set VERBOSITY verbose\nSELECT $call", timeout => 60);
+		"\\set VERBOSITY verbose\nSELECT $call", timeout => scaled(60));
 	like($err, qr/ERROR:\s+55P03: this server has not claimed its node id in etcd yet/,
 		"$call: 55P03, not claimed yet");
 	like($err, qr/DETAIL:\s+.*Last etcd error: \S/,
 		"$call: a superuser is told the last etcd error");
 }
 my ($ret, $out, $err) = $node->psql('postgres',
-	"SET ROLE regress_app;\n\\set VERBOSITY verbose\nSELECT idgen_next('with_node')", timeout => 60);
+	"SET ROLE regress_app;\n\\set VERBOSITY verbose\nSELECT idgen_next('with_node')", timeout => scaled(60));
 like($err, qr/ERROR:\s+55P03: this server has not claimed its node id in etcd yet/,
 	'a role outside pg_monitor gets the same 55P03');
 unlike($err, qr/Last etcd error/, 'but not the etcd error, only where to find it');

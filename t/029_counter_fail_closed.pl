@@ -39,7 +39,7 @@ set_and_reload($node, synchronous_standby_names => 'nobody');
 my ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	CREATE TABLE drawn AS SELECT idgen_next('tickets') AS v FROM generate_series(1, 3000000)},
-	timeout => 120);
+	timeout => scaled(120));
 like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "tickets"/,
 	'a counter that has used up its reservation fails closed with 55P03');
 like($err, qr/HINT:\s+idgen hands out no counter value that is not durably reserved/,
@@ -69,7 +69,7 @@ set_and_reload($node, synchronous_standby_names => 'nobody');
 ($ret, $out, $err) = $node->psql('postgres', q{
 	\set VERBOSITY verbose
 	INSERT INTO kept SELECT idgen_next('tickets2') FROM generate_series(1, 5000)},
-	timeout => 120);
+	timeout => scaled(120));
 like($err, qr/ERROR:\s+55P03: no durable reservation is available for counter generator "tickets2"\nDETAIL:\s+This session drew values of it beyond the durable reservation, and the keeper has not reserved them within idgen\.max_wait; the statement fails\./,
 	'a statement holding values beyond the reservation fails closed with 55P03 at its end');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '0',

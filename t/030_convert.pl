@@ -43,7 +43,7 @@ ok($a->poll_query_until('shop',
 	'a transaction holds the referencing table');
 my (undef, undef, $timeout_err) = $a->psql('shop',
 	"SET lock_timeout = '200ms';\n\\set VERBOSITY verbose\nSELECT idgen_convert_column('customers', 'id')",
-	timeout => 120);
+	timeout => scaled(120));
 like($timeout_err, qr/ERROR:\s+55P03:/, "the conversion obeys the caller's lock_timeout (55P03)");
 session_safe($busy, 'ROLLBACK');
 ok(session_end($busy), 'the holding transaction ends');
@@ -84,7 +84,7 @@ ok($a->poll_query_until('shop',
 	'a transaction holding an inserted row is open');
 
 my $conversion = psql_background($a, 'shop', "SELECT idgen_convert_column('customers', 'id')",
-	application_name => 'conversion', timeout => 300);
+	application_name => 'conversion', timeout => scaled(300));
 ok($a->poll_query_until('shop',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'conversion' AND wait_event_type = 'Lock'"),
 	'the conversion waits for the open transaction');

@@ -332,7 +332,7 @@ is($coord->safe_psql('postgres', sprintf(q{
 	$bare->port)), 't', 'probe has shards on that node');
 my ($ret, $out, $err) = $coord->psql('postgres',
 	"\\set VERBOSITY verbose\nINSERT INTO probe (path) SELECT path FROM probe",
-	on_error_stop => 1, timeout => 60);
+	on_error_stop => 1, timeout => scaled(60));
 like($err, qr/ERROR:\s+55000: snowflake_id\(\) requires idgen to be loaded/,
 	'the coordinator relays 55000 from that node for INSERT ... SELECT');
 my $where = sprintf('while executing command on %s:%d', $bare->host, $bare->port);

@@ -13,6 +13,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use List::Util ();
 use Time::HiRes qw(time sleep);
 use Sys::Hostname;
 use FindBin;
@@ -480,7 +481,7 @@ $crashy->poll_query_until('postgres',
 	"SELECT lease_state = 'taken' FROM idgen_lease_status()")
   or die 'after the crash restart, the keeper did not find its node id taken by its previous life';
 my ($cret, $cout, $cerr) = $crashy->psql('postgres',
-	"\\set VERBOSITY verbose\nSELECT snowflake_id()", timeout => 60);
+	"\\set VERBOSITY verbose\nSELECT snowflake_id()", timeout => scaled(60));
 like($cerr, qr/ERROR:\s+55P03: node id 43 is still held in etcd by this server's lease from before a restart/,
 	'held by this server before a crash restart: 55P03, it passes within the TTL');
 like($cerr, qr/this server, before a restart/,
@@ -494,9 +495,9 @@ $crashy->stop('immediate');
 # lease from before a restart (55P03); a lease of ours would have expired
 # within the TTL, so once it has held twice the TTL it is another
 # server's: 55000, which someone has to stop or renumber.
-# A TTL of 15 s leaves 30 s for the server to start and answer while
+# A TTL of 15 s (longer where PG_TEST_TIMEOUT_DEFAULT is) leaves 30 s for the server to start and answer while
 # the lease still looks like ours, on a loaded machine too.
-my $alike = lease_node('alike', '44', ttl => 15);
+my $alike = lease_node('alike', '44', ttl => List::Util::max(15, int(scaled(15))));
 my ($controldata) = run_command([ 'pg_controldata', $alike->data_dir ]);
 my ($sysid) = $controldata =~ /Database system identifier:\s+(\d+)/
   or die "no system identifier in: $controldata";

@@ -242,7 +242,7 @@ sub wait_ready
 	my ($r2, $state) = eval { $node->psql('postgres', q{
 		SELECT keeper_state, keeper_message, reserved_until, clock_timestamp() FROM idgen_status();
 		SELECT pid, backend_type, state, wait_event_type, wait_event, query FROM pg_stat_activity},
-		timeout => 30, timed_out => \$timed_out) };
+		timeout => scaled(30), timed_out => \$timed_out) };
 	$state //= "(no state: $@)";
 	die $node->name . ": the server did not become ready to generate: $out $err\n$state";
 }
@@ -361,7 +361,7 @@ my %fault = (
 	kill => sub {
 		# a pgbench backend that is still there when the signal is sent
 		my ($pid, $before, $killed) = ('', 0, 0);
-		my $deadline = time + 10;
+		my $deadline = time + scaled(10);
 		while (time < $deadline)
 		{
 			$pid = retry_sql($primary, "SELECT pid FROM pg_stat_activity

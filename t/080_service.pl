@@ -103,7 +103,7 @@ sub stop_service
 	my ($svc) = @_;
 	return unless $svc->{pid} && $running{ $svc->{pid} };
 	kill 'TERM', $svc->{pid};
-	my $deadline = time + 30;
+	my $deadline = time + scaled(30);
 	while (waitpid($svc->{pid}, WNOHANG) == 0)
 	{
 		if (time > $deadline)
@@ -128,7 +128,7 @@ END
 	}
 }
 
-my $http = HTTP::Tiny->new(timeout => 60, keep_alive => 0);
+my $http = HTTP::Tiny->new(timeout => scaled(60), keep_alive => 0);
 
 sub url_of { my ($svc, $path) = @_; return "http://127.0.0.1:$svc->{port}$path"; }
 

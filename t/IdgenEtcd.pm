@@ -85,7 +85,8 @@ sub start_etcd
 			@tls, @{ $opts{args} // [] }
 		],
 		'>>', "$dir/etcd.log", '2>>', "$dir/etcd.log");
-	for (1 .. 300)
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default / 6;
+	while (time < $deadline)
 	{
 		return if etcd_get('/health-check') ne 'unreachable';
 		sleep 0.1;

@@ -13,11 +13,21 @@ our @EXPORT = qw(error_of wait_for_keeper fake_clock concurrent_pgbench
 
 # Run SQL that must fail in database postgres (or $db); return
 # "SQLSTATE: message" of its error, or "no error".
+# $seconds scaled as PostgreSQL's own tests scale their waits: by
+# PG_TEST_TIMEOUT_DEFAULT over its default of 180 s, so that a slow
+# machine given a longer timeout gets longer bounds here too.
+sub scaled
+{
+	my ($seconds) = @_;
+	return $seconds * $PostgreSQL::Test::Utils::timeout_default / 180;
+}
+push @EXPORT, 'scaled';
+
 sub error_of
 {
 	my ($node, $sql, $db) = @_;
 	my ($ret, $out, $err) = $node->psql($db // 'postgres',
-		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => 60);
+		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => scaled(60));
 	return "no error" if $ret == 0;
 	return $err =~ /ERROR:\s+(\w{5}: [^\n]*)/ ? $1 : $err;
 }
@@ -29,7 +39,7 @@ sub error_report_of
 {
 	my ($node, $sql, $db) = @_;
 	my ($ret, $out, $err) = $node->psql($db // 'postgres',
-		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => 60);
+		"\\set VERBOSITY verbose\n$sql", on_error_stop => 1, timeout => scaled(60));
 	return $ret == 0 ? "no error" : $err;
 }
 push @EXPORT, 'error_report_of';
@@ -40,7 +50,7 @@ sub detail_of
 {
 	my ($node, $sql, $db) = @_;
 	my ($ret, $out, $err) = $node->psql($db // 'postgres', $sql,
-		on_error_stop => 1, timeout => 60);
+		on_error_stop => 1, timeout => scaled(60));
 	return $err =~ /DETAIL:\s+([^\n]*)/ ? $1 : "no detail: $err";
 }
 push @EXPORT, 'detail_of';
@@ -628,7 +638,8 @@ sub kill_backend
 sub wait_after_crash
 {
 	my ($node, $sql) = @_;
-	for (1 .. 180)
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
 	{
 		my $out = eval { $node->safe_psql('postgres', $sql) } // '';
 		return 1 if $out eq 't';
