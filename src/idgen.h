@@ -802,6 +802,7 @@ idgen_issue_with_node(IdgenGenerator *gen, const IdgenLayout *layout,
 
 /* node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex) */
 extern int	idgen_keeper_errcode(void);
+extern bool idgen_keeper_failure_passes(int sqlerrcode);
 extern int	idgen_keeper_errcode_locked(IdgenKeeper *keeper);
 
 /* keeper.c */

@@ -88,6 +88,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 #include "idgen.h"
@@ -782,6 +783,113 @@ idgen_keeper_back_off(uint32 failures)
 	}
 }
 
+/*
+ * What the loop of idgen_keeper_main carries from round to round: static,
+ * so that it is defined after an error's longjmp (idgen_keeper_recover).
+ */
+static sigjmp_buf local_sigjmp_buf;
+static bool loaded = false;
+static int64 next_load = 0;
+static int64 last_load = 0;
+static uint64 changes_loaded = 0;
+static bool recovering = false;
+static uint32 errors_in_a_row = 0;
+
+/*
+ * After an error in the keeper's loop (longjmp from ereport): clean up as
+ * PostgreSQL's own long-lived processes do, record the error, and pause
+ * before the loop goes on: one second after an error that passes by
+ * itself (idgen_keeper_failure_passes: a cancelled query, a lock or a
+ * synchronous standby that did not answer in time, etcd unreachable), and
+ * then the state is left as it is; after any other, 2 s, 4 s, ... up to
+ * IDGEN_KEEPER_MAX_BACKOFF_MS, and the keeper's state is "failed" with the
+ * error's SQLSTATE and message, as before (idgen_status(), and what
+ * waiting callers are told).  Everything is loaded again.  A keeper that
+ * was asked to stop stops.
+ */
+static void
+idgen_keeper_recover(void)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	ErrorData  *edata;
+	long		delay_ms;
+
+	error_context_stack = NULL;
+	HOLD_INTERRUPTS();
+	disable_all_timeouts(false);
+	QueryCancelPending = false;
+	MemoryContextSwitchTo(TopMemoryContext);
+	edata = CopyErrorData();
+	EmitErrorReport();
+	AbortCurrentTransaction();
+	LWLockReleaseAll();
+	ConditionVariableCancelSleep();
+	pgstat_report_wait_end();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	FlushErrorState();
+	MemoryContextSwitchTo(keeper_cxt);
+	MemoryContextReset(keeper_cxt);
+	RESUME_INTERRUPTS();
+
+	if (keeper_terminating)
+		proc_exit(1);
+
+	loaded = false;
+	next_load = 0;
+	last_load = 0;
+	changes_loaded = 0;
+	recovering = true;
+	errors_in_a_row++;
+	if (idgen_keeper_failure_passes(edata->sqlerrcode))
+	{
+		/* the state stays; idgen_status() tells the error until it passed */
+		SpinLockAcquire(&keeper->mutex);
+		if (keeper->state == IDGEN_KEEPER_READY)
+			snprintf(keeper->message, sizeof(keeper->message),
+					 "the reservation is durable; the keeper's last round failed and is retried (%s: %s)",
+					 unpack_sql_state(edata->sqlerrcode), edata->message);
+		SpinLockRelease(&keeper->mutex);
+		delay_ms = 1000;
+	}
+	else
+	{
+		idgen_keeper_set_failed(edata->sqlerrcode, edata->message);
+		delay_ms = Min((long) IDGEN_KEEPER_MAX_BACKOFF_MS,
+					   1000L << Min(errors_in_a_row, 5));
+	}
+	FreeErrorData(edata);
+	ereport(LOG,
+			(errmsg("idgen keeper: recovering from the error above; next round in %ld ms",
+					delay_ms)));
+
+	for (int64 until = idgen_clock_monotonic_ms() + delay_ms;;)
+	{
+		int64		remaining_ms = until - idgen_clock_monotonic_ms();
+
+		CHECK_FOR_INTERRUPTS();
+		if (remaining_ms <= 0 || keeper_terminating)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 remaining_ms,
+						 idgen_wait_event("IdgenKeeperMain", &wait_event_main));
+		ResetLatch(MyLatch);
+	}
+}
+
+/* A whole round went by after an error: it has passed. */
+static void
+idgen_keeper_recovered(void)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+
+	recovering = false;
+	errors_in_a_row = 0;
+	SpinLockAcquire(&keeper->mutex);
+	if (keeper->state == IDGEN_KEEPER_READY)
+		strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
+	SpinLockRelease(&keeper->mutex);
+}
+
 void
 idgen_keeper_main(Datum main_arg)
 {
@@ -809,24 +917,33 @@ idgen_keeper_main(Datum main_arg)
 	keeper_cxt = AllocSetContextCreate(TopMemoryContext, "idgen keeper",
 									   ALLOCSET_DEFAULT_SIZES);
 
-	PG_TRY();
+	keeper_connecting = true;
+	BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
+	keeper_connected = true;
+	MemoryContextSwitchTo(keeper_cxt);
+
+	for (int i = 0; i < lengthof(keeper_settings); i++)
+		SetConfigOption(keeper_settings[i][0], keeper_settings[i][1],
+						PGC_SUSET, PGC_S_OVERRIDE);
+
+	/*
+	 * An error in the loop is recovered from here, as the autovacuum
+	 * launcher and the checkpointer recover: the transaction is aborted,
+	 * the error recorded, and the loop goes on after a pause.  The keeper
+	 * keeps its node-id lease and etcd session, and callers keep the
+	 * reservation already published, so a failure that passes costs no
+	 * caller an error unless it outlasts the reservation.  Everything the
+	 * loop carries from one round to the next is static, so that it is
+	 * defined after the longjmp.
+	 */
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+		idgen_keeper_recover();
+	PG_exception_stack = &local_sigjmp_buf;
+	keeper_in_loop = true;
+
 	{
-		bool		loaded = false;
-		int64		next_load = 0;
-		int64		last_load = 0;
-		uint64		changes_loaded = 0;
 		uint64		load_requests;
 		uint64		changes;
-
-		keeper_connecting = true;
-		BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
-		keeper_connected = true;
-		MemoryContextSwitchTo(keeper_cxt);
-
-		for (int i = 0; i < lengthof(keeper_settings); i++)
-			SetConfigOption(keeper_settings[i][0], keeper_settings[i][1],
-							PGC_SUSET, PGC_S_OVERRIDE);
-		keeper_in_loop = true;
 
 		for (;;)
 		{
@@ -913,6 +1030,10 @@ idgen_keeper_main(Datum main_arg)
 									   idgen_clock_monotonic_ms(), 0));
 			}
 
+			/* a whole round went by: an error recovered from has passed */
+			if (recovering)
+				idgen_keeper_recovered();
+
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 sleep_ms,
@@ -920,16 +1041,4 @@ idgen_keeper_main(Datum main_arg)
 			ResetLatch(MyLatch);
 		}
 	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-		MemoryContext ecxt = MemoryContextSwitchTo(TopMemoryContext);
-
-		/* record why, for the generators' errors and idgen_status() */
-		edata = CopyErrorData();
-		MemoryContextSwitchTo(ecxt);
-		idgen_keeper_set_failed(edata->sqlerrcode, edata->message);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
 }

@@ -63,7 +63,7 @@ idgen_lease_state_name(IdgenLeaseState state)
  * disk (53100 disk_full, in the otherwise passing class 53): someone has to
  * free space.
  */
-static bool
+bool
 idgen_keeper_failure_passes(int sqlerrcode)
 {
 	if (sqlerrcode == ERRCODE_DISK_FULL)
