@@ -42,6 +42,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
+#include "storage/condition_variable.h"
 #include "storage/fd.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
@@ -67,6 +68,10 @@
  * etcd request, and it ends as soon as a load has answered the request.
  */
 #define IDGEN_REGISTRY_LOOKUP_WAIT_MS 5000
+
+/* the wait events of those waits (compat.h) */
+static uint32 wait_event_lookup = 0;
+static uint32 wait_event_grants = 0;
 
 /* ---- the backends' side ---- */
 
@@ -116,6 +121,7 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 		 * may be restarting); without a load the name is not unknown.
 		 */
 		request = pg_atomic_add_fetch_u64(&idgen_registry_shm->load_requests, 1);
+		ConditionVariablePrepareToSleep(&idgen_shared->keeper.keeper.cv);
 		for (;;)
 		{
 			int64		now = idgen_clock_monotonic_ms();
@@ -133,9 +139,13 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 					SetLatch(latch);
 				next_wake = now + 50;
 			}
-			CHECK_FOR_INTERRUPTS();
-			pg_usleep(1000L);
+			/* the keeper broadcasts when it has served the loads asked for */
+			(void) ConditionVariableTimedSleep(&idgen_shared->keeper.keeper.cv,
+											   Max(Min(next_wake, deadline) - now, 1),
+											   idgen_wait_event("IdgenRegistryLookup",
+																&wait_event_lookup));
 		}
+		ConditionVariableCancelSleep();
 		/* what the load that served us installed */
 		pg_read_barrier();
 		i = idgen_registry_find(name);
@@ -330,9 +340,12 @@ idgen_named_check_usage_slow(IdgenNamedCache *cache)
 		Latch	   *latch;
 
 		pg_atomic_fetch_add_u64(&idgen_registry_shm->load_requests, 1);
+		ConditionVariablePrepareToSleep(&idgen_shared->keeper.keeper.cv);
 		while ((version = pg_atomic_read_u32(&slot->acl_version)) == 0)
 		{
-			if (idgen_clock_monotonic_ms() >= deadline)
+			int64		now = idgen_clock_monotonic_ms();
+
+			if (now >= deadline)
 				ereport(ERROR,
 						(errcode(idgen_keeper_errcode()),
 						 errmsg("the grants of generator \"%s\" are not loaded", slot->name),
@@ -342,9 +355,13 @@ idgen_named_check_usage_slow(IdgenNamedCache *cache)
 			latch = idgen_keeper_latch();
 			if (latch != NULL)
 				SetLatch(latch);
-			CHECK_FOR_INTERRUPTS();
-			pg_usleep(1000L);
+			/* the keeper broadcasts once it has loaded grants */
+			(void) ConditionVariableTimedSleep(&idgen_shared->keeper.keeper.cv,
+											   Max(Min(deadline - now, 50), 1),
+											   idgen_wait_event("IdgenGrantsLoad",
+																&wait_event_grants));
 		}
+		ConditionVariableCancelSleep();
 	}
 	pg_read_barrier();
 	SpinLockAcquire(&idgen_registry_shm->mutex);

@@ -276,6 +276,8 @@ idgen_registry_loads_served(uint64 requests)
 	/* the slots the load installed before the lookups look again */
 	pg_write_barrier();
 	pg_atomic_write_u64(&idgen_registry_shm->loads_served, requests);
+	/* lookups waiting for the load sleep on the keeper's condition variable */
+	ConditionVariableBroadcast(&idgen_shared->keeper.keeper.cv);
 }
 
 void
@@ -758,6 +760,8 @@ idgen_registry_load_grants(Oid relid)
 		if (changed)
 			pg_atomic_fetch_add_u32(&slot->acl_version, 1);
 	}
+	/* callers waiting for a slot's first grants sleep on this */
+	ConditionVariableBroadcast(&idgen_shared->keeper.keeper.cv);
 }
 
 /*
