@@ -14,6 +14,7 @@ const { IdBuffer } = require('./buffer');
 const { load } = require('./config');
 
 const ID_RE = /^-?[0-9]{1,20}$/;
+const LONG_DIGITS_RE = /[0-9]{16}/;
 const INT8_MIN = -(2n ** 63n);
 const INT8_MAX = 2n ** 63n - 1n;
 
@@ -31,6 +32,10 @@ class HttpError extends Error {
 // digit.  Only "id" accepts a string of digits: anywhere else the string
 // is refused as the wrong type, as the number would have been.
 function parseJson(text) {
+  // An integer of at most 15 digits is exact as a JavaScript number: with
+  // no run of 16 digits anywhere, JSON.parse alone reads the body exactly.
+  if (!LONG_DIGITS_RE.test(text))
+    return JSON.parse(text);
   let out = '';
   let from = 0;
   const re = /"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*/g;
