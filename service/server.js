@@ -75,6 +75,35 @@ const STRICT_AJV = {
   },
 };
 
+// fastify gives every request a child logger bound to its request id; pino
+// makes one by copying its bindings into a new object, a cost on every
+// request although, without log_requests, nearly all never log.  This one
+// is made only when the request logs: a request's lines carry its reqId as
+// before.
+const kChild = Symbol('child');
+class LazyChildLogger {
+  constructor(parent, bindings, opts) {
+    this.parent = parent;
+    this.bindings = bindings;
+    this.opts = opts;
+    this[kChild] = null;
+  }
+
+  get real() {
+    if (this[kChild] === null)
+      this[kChild] = this.parent.child(this.bindings, this.opts);
+    return this[kChild];
+  }
+
+  get level() { return this.real.level; }
+
+  set level(v) { this.real.level = v; }
+
+  child(bindings, opts) { return this.real.child(bindings, opts); }
+}
+for (const m of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LazyChildLogger.prototype[m] = function log(...a) { return this.real[m](...a); };
+
 function build(config) {
   const app = fastify({
     logger: { level: config.log_level },
@@ -82,6 +111,7 @@ function build(config) {
     bodyLimit: 64 * 1024,
     ajv: STRICT_AJV,
   });
+  app.setChildLoggerFactory((logger, bindings, opts) => new LazyChildLogger(logger, bindings, opts));
   const log = app.log;
 
   // JSON bodies only: anything else is 415, as the docs' table says (fastify
