@@ -141,7 +141,7 @@ function build(config) {
   pool.on('error', (e) => log.warn({ err: e.message }, 'database connection lost'));
 
   const metrics = {
-    requests: new Map(),      // "route status" -> count
+    requests: new Map(),      // "route status" -> { n: count }
     served: new Map(),        // namespace -> IDs served
     dbCalls: 0,
     dbErrors: 0,
@@ -271,13 +271,40 @@ function build(config) {
       log.warn({ url: req.url, why: message }, 'no IDs served');
     reply.code(status).send({ message, code: status, data: null });
   });
-  app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({ message: `no such endpoint: ${req.method} ${req.url}`, code: 404, data: null });
+  // Requests by route and status, counted as each answer is finished (an
+  // onResponse hook of each route) or, for an unknown path, as it is sent.
+  // Each route's hook knows its path: one hook for all routes would have to
+  // ask fastify for it (req.routeOptions, which builds and freezes an
+  // object on every call), and an async hook costs a promise besides.
+  // counter(route) -> count(status): the counters of one route
+  const counter = (route) => {
+    const byStatus = new Map();   // status -> { n }, as in metrics.requests
+    return (status) => {
+      let c = byStatus.get(status);
+      if (c === undefined) {
+        const key = `${route} ${status}`;
+        c = metrics.requests.get(key);
+        if (c === undefined) {
+          c = { n: 0 };
+          metrics.requests.set(key, c);
+        }
+        byStatus.set(status, c);
+      }
+      c.n++;
+    };
+  };
+  app.addHook('onRoute', (route) => {
+    const count = counter(route.url);
+    const onResponse = (req, reply, done) => {
+      count(reply.statusCode);
+      done();
+    };
+    route.onResponse = route.onResponse ? [].concat(route.onResponse, onResponse) : onResponse;
   });
-
-  app.addHook('onResponse', async (req, reply) => {
-    const key = `${req.routeOptions.url || 'unknown'} ${reply.statusCode}`;
-    metrics.requests.set(key, (metrics.requests.get(key) || 0) + 1);
+  const countNotFound = counter('unknown');
+  app.setNotFoundHandler((req, reply) => {
+    countNotFound(404);
+    reply.code(404).send({ message: `no such endpoint: ${req.method} ${req.url}`, code: 404, data: null });
   });
 
   app.post('/api/snowflake/v1/gen/', {
@@ -389,7 +416,7 @@ function build(config) {
     const lines = [];
     lines.push('# HELP idgen_service_requests_total HTTP requests by route and status.');
     lines.push('# TYPE idgen_service_requests_total counter');
-    for (const [key, n] of metrics.requests) {
+    for (const [key, { n }] of metrics.requests) {
       const [route, status] = key.split(' ');
       lines.push(`idgen_service_requests_total{route="${route}",status="${status}"} ${n}`);
     }
