@@ -80,7 +80,7 @@ node_cannot_run("npm could not install the service's dependencies (no registry, 
 			IPC::Run::timeout(60));
 	};
 	my @lines = split /\n/, $bout;
-	ok($bran && @lines == 9 && !(grep { !/^ok - / } @lines), 'the buffer\'s own checks pass')
+	ok($bran && @lines == 10 && !(grep { !/^ok - / } @lines), 'the buffer\'s own checks pass')
 	  or diag "stdout: $bout\nstderr: $berr";
 	note $_ for @lines;
 }
