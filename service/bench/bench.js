@@ -6,7 +6,7 @@
 // A benchmark that prints numbers, not a test.
 //
 // usage: node bench/bench.js CONFIG [--seconds 10] [--connections 32]
-//          [--pipelining 1] [--rounds 3] [--warmup 2] [--batch N]
+//          [--pipelining 1] [--rounds 4] [--warmup 5] [--batch N]
 //   CONFIG: a service configuration file whose namespace 1 exists; the
 //   service is started on its listen.port, the trivial server on the next.
 //   --batch N adds one run per round of gen/batch/ with N IDs (not part of
@@ -36,14 +36,14 @@ const opt = (name, dflt) => {
 };
 if (!config) {
   console.error('usage: node bench/bench.js CONFIG [--seconds 10] [--connections 32] [--pipelining 1] '
-    + '[--rounds 3] [--warmup 2] [--batch N]');
+    + '[--rounds 4] [--warmup 5] [--batch N]');
   process.exit(2);
 }
 const seconds = opt('seconds', 10);
 const connections = opt('connections', 32);
 const pipelining = opt('pipelining', 1);
-const rounds = opt('rounds', 3);
-const warmup = opt('warmup', 2);
+const rounds = opt('rounds', 4);
+const warmup = opt('warmup', 5);
 const batch = opt('batch', 0);
 const port = JSON.parse(fs.readFileSync(config, 'utf8')).listen.port;
 const children = [];
@@ -173,6 +173,10 @@ const median = (xs) => {
       + `p50 ${m((r) => r.latency.p50)} ms, p99 ${m((r) => r.latency.p99)} ms, p99.9 ${m((r) => r.latency.p99_9)} ms`
       + (runs.every((r) => r.cpuUs !== null) ? `, ${m((r) => r.cpuUs).toFixed(1)} us of its process's CPU per request` : ''));
   }
+  const cpu = (t) => median(t.runs.map((r) => r.cpuUs));
+  if ([...targets.trivial.runs, ...targets.service.runs].every((r) => r.cpuUs !== null))
+    console.log(`CPU per request, trivial/service (medians; the steadier figure on a shared machine): `
+      + `${(cpu(targets.trivial) / cpu(targets.service)).toFixed(3)}`);
   const failed = [...targets.trivial.runs, ...targets.service.runs, ...batchRuns]
     .reduce((s, r) => s + r.non2xx + r.errors + r.timeouts, 0);
   if (failed > 0) {

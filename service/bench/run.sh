@@ -5,7 +5,7 @@
 # and removed.  A benchmark that prints numbers, not a test.
 #
 # usage: bash service/bench/run.sh [bench.js options: --seconds 10
-#          --connections 32 --pipelining 1 --rounds 3 --warmup 2 --batch N]
+#          --connections 32 --pipelining 1 --rounds 4 --warmup 5 --batch N]
 # environment:
 #   PG_CONFIG   pg_config of the PostgreSQL with idgen installed (default:
 #               pg_config on PATH); its initdb, pg_ctl and psql are used
