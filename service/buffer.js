@@ -81,6 +81,25 @@ class IdBuffer {
     return { ids, datacenter };
   }
 
+  // take(1) for the single-ID endpoint, without the arrays: { id,
+  // datacenter }, or null if a request is waiting (it goes first: then
+  // takeWaiting()) or the buffer is empty.
+  takeOne() {
+    if (this.waiting.length !== 0)
+      return null;
+    const c = this.chunks[0];
+    if (c === undefined || c.pos >= c.ids.length) {
+      const got = this.take(1);
+      return got && { id: got.ids[0], datacenter: got.datacenter };
+    }
+    const id = c.ids[c.pos++];
+    if (c.pos === c.ids.length)
+      this.chunks.shift();
+    this.available--;
+    this.maybeRefill();
+    return { id, datacenter: c.datacenter };
+  }
+
   // Start a refill if the level is below the mark and none is running.
   maybeRefill() {
     if (!this.closed && !this.refilling && !this.retryTimer && this.available < this.refillBelow)

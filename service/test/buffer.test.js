@@ -109,10 +109,37 @@ function check(what, fn) {
     assert.strictEqual(mixed.ids.length, held + 1);
     assert.ok(BigInt(mixed.ids[0]) > lastBefore);
   });
+
+  // takeOne(), the single-ID endpoint's path: the next ID off the front,
+  // across chunks, never before a request in line, null when empty
+  const ones = [];
+  const one = o.takeOne();
+  ones.push(one.id);
+  const line = o.takeWaiting(o.available + 6);
+  const overtaking = o.takeOne();
+  const lined = await line;
+  while (o.available > 0)
+    ones.push(o.takeOne().id);
+  await o.refilling;
+  down = true;
+  while (o.available > 0)
+    ones.push(o.takeOne().id);
+  const none = o.takeOne();
+  down = false;
+  check('takeOne: the next ID, in order, never before a request in line, null when empty', () => {
+    assert.strictEqual(one.datacenter, 3);
+    assert.ok(BigInt(one.id) > BigInt(mixed.ids[mixed.ids.length - 1]));
+    assert.strictEqual(overtaking, null);
+    assert.ok(BigInt(lined.ids[0]) > BigInt(one.id));
+    const after = [one.id, ...lined.ids, ...ones.slice(1)];
+    assert.ok(after.every((id, i) => i === 0 || BigInt(id) > BigInt(after[i - 1])));
+    assert.strictEqual(none, null);
+    assert.strictEqual(o.available, 0);
+  });
   o.close();
 
   check('every ID was fetched once and handed out at most once', () => {
-    const all = [...first.ids, ...served, ...back.ids, ...flat, ...mixed.ids];
+    const all = [...first.ids, ...served, ...back.ids, ...flat, ...mixed.ids, ...ones, ...lined.ids];
     assert.strictEqual(new Set(all).size, all.length);
   });
 })().catch((e) => {
