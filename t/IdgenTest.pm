@@ -7,12 +7,11 @@ use Exporter 'import';
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use PostgreSQL::Test::Cluster;
 
 our @EXPORT = qw(error_of wait_for_keeper fake_clock concurrent_pgbench
   keeper_pid restart_keeper set_and_reload node_cannot_run require_node);
 
-# Run SQL that must fail in database postgres (or $db); return
-# "SQLSTATE: message" of its error, or "no error".
 # $seconds scaled as PostgreSQL's own tests scale their waits: by
 # PG_TEST_TIMEOUT_DEFAULT over its default of 180 s, so that a slow
 # machine given a longer timeout gets longer bounds here too.
@@ -23,6 +22,8 @@ sub scaled
 }
 push @EXPORT, 'scaled';
 
+# Run SQL that must fail in database postgres (or $db); return
+# "SQLSTATE: message" of its error, or "no error".
 sub error_of
 {
 	my ($node, $sql, $db) = @_;
@@ -195,8 +196,6 @@ sub wait_until
 }
 push @EXPORT, 'wait_until';
 
-1;
-
 # ---- helpers added for the platform tests (t/02x) ----
 
 push @EXPORT, qw(wait_for_keeper_in utc_clock_spec extension_members);
@@ -292,11 +291,7 @@ SELECT format('extension: relocatable=%s schema=%s config=%s conditions=%s',
   FROM pg_extension WHERE extname = 'idgen') x});
 }
 
-1;
-
 # ---- helpers added for the Citus test (t/040) ----
-
-use PostgreSQL::Test::Cluster;
 
 push @EXPORT, qw(citus_node citus_fleet_duplicates);
 
@@ -443,9 +438,6 @@ sub require_node
 		  unless grep { -x "$_/$tool" } split /:/, $ENV{PATH};
 	}
 }
-
-1;
-
 
 # A streaming standby named $name of $primary, from a new base backup, with
 # $opt{conf} appended to its postgresql.conf; started unless $opt{start} is
