@@ -11,10 +11,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('edges');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('edges', conf => q{
 idgen.node_id = 37
 });
 $node->start;

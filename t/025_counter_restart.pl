@@ -14,9 +14,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('counter_restart');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 4\n");
+my $node = idgen_node('counter_restart', conf => "idgen.node_id = 4\n");
 $node->start;
 wait_for_keeper($node);
 $node->safe_psql('postgres', q{

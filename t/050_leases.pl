@@ -39,10 +39,7 @@ sub max_of
 # ---- 0. Settings ----
 
 # 'auto' needs leases; without them no node id is picked, and generators say so
-my $noauto = PostgreSQL::Test::Cluster->new('noauto');
-$noauto->init;
-$noauto->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
+my $noauto = idgen_node('noauto', conf => qq{
 idgen.node_id = 'auto'
 });
 $noauto->start;

@@ -121,10 +121,7 @@ sub new_node
 	return $node;
 }
 
-my $primary = PostgreSQL::Test::Cluster->new('n' . ++$made);
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $primary = idgen_node('n' . ++$made, allows_streaming => 1, conf => q{
 idgen.node_id = 1
 idgen.shards = '1,2,9'
 restart_after_crash = on
@@ -165,10 +162,7 @@ $primary->poll_query_until('postgres',
 
 # The third server: an independent primary (node id 3) that shard 9 moves
 # to and from; it starts with the shard released.
-my $third = PostgreSQL::Test::Cluster->new('third');
-$third->init;
-$third->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $third = idgen_node('third', conf => q{
 idgen.node_id = 3
 idgen.shards = '9'
 log_line_prefix = '%m [%p] %e %q%a '

@@ -79,6 +79,29 @@ sub wait_for_keeper
 	  or die "the idgen keeper did not become ready";
 }
 
+# A new server named $name, initialised but not started (tests start it
+# themselves, often after more configuration or under fake_clock), whose
+# postgresql.conf gets shared_preload_libraries = 'idgen' (or
+# $opt{preload}) and then the lines of $opt{conf}.  Options of
+# PostgreSQL::Test::Cluster's new (install_path) and init
+# (allows_streaming, has_archiving, extra) are passed on; any other option
+# dies, so that a misspelt one cannot be ignored.
+sub idgen_node
+{
+	my ($name, %opt) = @_;
+	my %new = map { exists $opt{$_} ? ($_ => delete $opt{$_}) : () } qw(install_path);
+	my %init = map { exists $opt{$_} ? ($_ => delete $opt{$_}) : () }
+	  qw(allows_streaming has_archiving extra);
+	my $preload = delete $opt{preload} // 'idgen';
+	my $conf = delete $opt{conf} // '';
+	die 'idgen_node: unknown options ' . join(', ', sort keys %opt) if %opt;
+	my $node = PostgreSQL::Test::Cluster->new($name, %new);
+	$node->init(%init);
+	$node->append_conf('postgresql.conf', "shared_preload_libraries = '$preload'\n$conf");
+	return $node;
+}
+push @EXPORT, 'idgen_node';
+
 # Debian's libfaketime, in this machine's multiarch directory
 my ($libfaketime) = (glob('/usr/lib/*/faketime/libfaketime.so.1'),
 	'/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1');
@@ -304,11 +327,9 @@ push @EXPORT, qw(citus_node citus_fleet_duplicates);
 sub citus_node
 {
 	my ($name, $node_id, %opt) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
 	my $preload = $opt{preload} // 'citus,idgen';
+	my $node = idgen_node($name, preload => $preload);
 	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = '$preload'
 idgen.node_id = $node_id
 max_connections = 100
 max_worker_processes = 16
