@@ -86,13 +86,8 @@ sub start_etcd
 			@tls, @{ $opts{args} // [] }
 		],
 		'>>', "$dir/etcd.log", '2>>', "$dir/etcd.log");
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default / 6;
-	while (time < $deadline)
-	{
-		return if etcd_get('/health-check') ne 'unreachable';
-		sleep 0.1;
-	}
-	BAIL_OUT("etcd did not start; see $dir/etcd.log");
+	IdgenTest::wait_until(sub { etcd_get('/health-check') ne 'unreachable' })
+	  or BAIL_OUT("etcd did not start; see $dir/etcd.log");
 }
 
 # etcdctl authenticates as 'user:password' from now on ('' for no one).
@@ -151,13 +146,7 @@ sub etcd_get
 sub wait_for_key_gone
 {
 	my ($key) = @_;
-	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $until)
-	{
-		return 1 if etcd_get($key) eq '';
-		sleep 0.1;
-	}
-	return 0;
+	return IdgenTest::wait_until(sub { etcd_get($key) eq '' });
 }
 
 # Stop etcd, replace its data directory by one restored from $snapshot,

@@ -651,14 +651,7 @@ sub kill_backend
 sub wait_after_crash
 {
 	my ($node, $sql) = @_;
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $deadline)
-	{
-		my $out = eval { $node->safe_psql('postgres', $sql) } // '';
-		return 1 if $out eq 't';
-		sleep 1;
-	}
-	return 0;
+	return wait_until(sub { (eval { $node->safe_psql('postgres', $sql) } // '') eq 't' });
 }
 push @EXPORT, qw(sleeping_backend kill_backend wait_after_crash);
 
