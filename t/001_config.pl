@@ -39,9 +39,7 @@ is($plain->safe_psql('postgres',
 $plain->stop;
 
 # --- 2. Preloaded, but idgen.node_id not set ---------------------------
-my $nonode = PostgreSQL::Test::Cluster->new('no_node_id');
-$nonode->init;
-$nonode->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n");
+my $nonode = idgen_node('no_node_id');
 $nonode->start;
 wait_for_keeper($nonode);
 like(error_of($nonode, 'SELECT snowflake_id()'),
@@ -113,10 +111,7 @@ for my $r (@refused)
 
 # The reloadable clock policy and misspelt names keep PostgreSQL's usual
 # behaviour: a warning, and the default (or nothing) in their place.
-my $lenient = PostgreSQL::Test::Cluster->new('lenient');
-$lenient->init;
-$lenient->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.max_lead = -1\nidgen.nodeid = 1\n");
+my $lenient = idgen_node('lenient', conf => "idgen.max_lead = -1\nidgen.nodeid = 1\n");
 $lenient->start;
 my $log = slurp_file($lenient->logfile);
 like($log, qr/-1 ms is outside the valid range for parameter "idgen.max_lead"/,
@@ -149,13 +144,10 @@ is($lenient->safe_psql('postgres', 'SELECT 1'), '1', 'and the server keeps runni
 $lenient->stop;
 
 # --- 4. An epoch 35 years back: instagram exhausted, snowflake fine ----
-my $old = PostgreSQL::Test::Cluster->new('old_epoch');
-$old->init;
 # 35 years back, a little over the instagram layout's 34.8
 my @t = gmtime(time - 35 * 366 * 86400);
 my $epoch = sprintf('%04d-%02d-%02d 00:00:00+00', $t[5] + 1900, $t[4] + 1, $t[3]);
-$old->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.node_id = 5\nidgen.epoch = '$epoch'\n");
+my $old = idgen_node('old_epoch', conf => "idgen.node_id = 5\nidgen.epoch = '$epoch'\n");
 $old->start;
 wait_for_keeper($old);
 like(error_of($old, 'SELECT instagram_id(1)'),
@@ -175,10 +167,7 @@ is($old->safe_psql('postgres',
 # 2000-01-01, "time - epoch" for a time near that end does not fit 64 bits:
 # the builders must say the time is out of range (22003), never wrap into
 # a negative or bogus ID.
-my $unix = PostgreSQL::Test::Cluster->new('unix_epoch');
-$unix->init;
-$unix->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.epoch = '1970-01-01 00:00:00+00'\n");
+my $unix = idgen_node('unix_epoch', conf => "idgen.epoch = '1970-01-01 00:00:00+00'\n");
 $unix->start;
 wait_for_keeper($unix);
 is($unix->safe_psql('postgres', "SELECT epoch = 'epoch' FROM idgen_status()"),

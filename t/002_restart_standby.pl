@@ -10,10 +10,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.node_id = 1\n");
+my $primary = idgen_node('primary', allows_streaming => 1, conf => "idgen.node_id = 1\n");
 # --- a restart with the clock frozen: only the durable floor helps --------
 # idgen's clock (the test-only idgen.test_clock, which the keeper reads
 # too) stands still a minute in the past, so every round of IDs runs ahead

@@ -11,10 +11,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('bench');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.node_id = 99\nmax_connections = 20\n");
+my $node = idgen_node('bench', conf => "idgen.node_id = 99\nmax_connections = 20\n");
 $node->start;
 wait_for_keeper($node);
 $node->safe_psql('postgres', q{

@@ -22,12 +22,9 @@ use IdgenTest;
 use IPC::Run;
 use Time::HiRes ();
 
-my $node = PostgreSQL::Test::Cluster->new('clock');
 my $max_lead = 10;      # ms
 my $max_wait = 2000;    # ms
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('clock', conf => qq{
 idgen.node_id = 3
 idgen.max_lead = ${max_lead}ms
 idgen.max_wait = ${max_wait}ms

@@ -16,11 +16,7 @@ use lib $FindBin::RealBin;
 use IdgenTest;
 use Time::HiRes;
 
-my $node = PostgreSQL::Test::Cluster->new('durable');
-
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('durable', conf => q{
 idgen.node_id = 4
 idgen.max_wait = 1s
 restart_after_crash = on

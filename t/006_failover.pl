@@ -38,10 +38,7 @@ my $now = time + 600;
 my $primary_clock = utc_clock_spec($now);
 my $standby_clock = utc_clock_spec($now - 0.5);
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $primary = idgen_node('primary', allows_streaming => 1, conf => q{
 idgen.node_id = 1
 });
 my (undef, $start_primary) = fake_clock($primary, $primary_clock);

@@ -22,10 +22,8 @@ my $ddl = q{
 my @primaries;
 for my $n (1 .. 3)
 {
-	my $node = PostgreSQL::Test::Cluster->new("primary$n");
-	$node->init(allows_streaming => 'logical');
-	$node->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'idgen'\nidgen.node_id = $n\nmax_connections = 20\n");
+	my $node = idgen_node("primary$n", allows_streaming => 'logical',
+		conf => "idgen.node_id = $n\nmax_connections = 20\n");
 	$node->start;
 	wait_for_keeper($node);
 	$node->safe_psql('postgres', "$ddl; CREATE PUBLICATION events_pub FOR TABLE events;");
@@ -35,10 +33,7 @@ for my $n (1 .. 3)
 	push @primaries, $node;
 }
 
-my $sub = PostgreSQL::Test::Cluster->new('subscriber');
-$sub->init;
-$sub->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $sub = idgen_node('subscriber', conf => q{
 idgen.node_id = 9
 max_worker_processes = 16
 max_logical_replication_workers = 8

@@ -23,17 +23,11 @@ sub shard_ddl
 	            caption text NOT NULL);";
 }
 
-my $a = PostgreSQL::Test::Cluster->new('server_a');
-$a->init;
-$a->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.node_id = 1\nidgen.shards = '0-3'\n");
+my $a = idgen_node('server_a', conf => "idgen.node_id = 1\nidgen.shards = '0-3'\n");
 $a->start;
 wait_for_keeper($a);
 
-my $b = PostgreSQL::Test::Cluster->new('server_b');
-$b->init;
-$b->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $b = idgen_node('server_b', conf => q{
 idgen.node_id = 2
 idgen.shards = '4-7'
 idgen.max_lead = 120s

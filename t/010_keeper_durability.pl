@@ -16,10 +16,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('durability');
-$node->init(allows_streaming => 1);
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('durability', allows_streaming => 1, conf => q{
 idgen.node_id = 11
 });
 $node->start;

@@ -14,15 +14,9 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $a = PostgreSQL::Test::Cluster->new('a');
-$a->init;
-$a->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.node_id = 1\nidgen.shards = '0-7'\n");
+my $a = idgen_node('a', conf => "idgen.node_id = 1\nidgen.shards = '0-7'\n");
 $a->start;
-my $b = PostgreSQL::Test::Cluster->new('b');
-$b->init;
-$b->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.node_id = 2\nidgen.shards = '8-15'\n");
+my $b = idgen_node('b', conf => "idgen.node_id = 2\nidgen.shards = '8-15'\n");
 $b->start;
 wait_for_keeper($_) for ($a, $b);
 $_->safe_psql('postgres', 'CREATE TABLE t (id bigint, via text)') for ($a, $b);

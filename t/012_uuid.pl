@@ -10,10 +10,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('uuid');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('uuid', conf => q{
 idgen.node_id = 5
 idgen.max_lead = 10ms
 idgen.max_wait = 100ms

@@ -14,10 +14,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('named');
-$node->init(allows_streaming => 1);
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('named', allows_streaming => 1, conf => q{
 idgen.node_id = 3
 });
 # The real clock until the burst below: libfaketime is only needed there,

@@ -26,10 +26,8 @@ my @modules = qw(a b c);
 my @servers;
 for my $n (1 .. 2)
 {
-	my $node = PostgreSQL::Test::Cluster->new("stripe$n");
-	$node->init(allows_streaming => 'logical');
-	$node->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'idgen'\nidgen.node_id = $n\nmax_connections = 20\nrestart_after_crash = on\n");
+	my $node = idgen_node("stripe$n", allows_streaming => 'logical',
+		conf => "idgen.node_id = $n\nmax_connections = 20\nrestart_after_crash = on\n");
 	$node->start;
 	wait_for_keeper($node);
 	my $owned = $n - 1;
@@ -304,9 +302,7 @@ like($err, qr/ERROR:\s+55000: generator "tickets" cannot issue IDs on this serve
 	'with its record gone too, the counter is refused (55000), never started again at 0');
 
 # --- idgen.database changed: a re-created counter resumes above the old one --
-my $moved = PostgreSQL::Test::Cluster->new('moved');
-$moved->init;
-$moved->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 9\n");
+my $moved = idgen_node('moved', conf => "idgen.node_id = 9\n");
 $moved->start;
 wait_for_keeper($moved);
 $moved->safe_psql('postgres', q{SELECT idgen_create_generator('m', 'zone:4=1 seq:40')});

@@ -20,9 +20,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('demand');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 5\n");
+my $node = idgen_node('demand', conf => "idgen.node_id = 5\n");
 $node->start;
 wait_for_keeper($node);
 $node->append_conf('postgresql.conf', "max_prepared_transactions = 2\n");

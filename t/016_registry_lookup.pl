@@ -17,10 +17,7 @@ use IdgenTest;
 use IPC::Run;
 
 my $generators = 10;
-my $node = PostgreSQL::Test::Cluster->new('lookup');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('lookup', conf => qq{
 idgen.node_id = 1
 idgen.max_generators = @{[ $generators + 10 ]}
 });

@@ -11,10 +11,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('edges');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('edges', conf => q{
 idgen.node_id = 37
 });
 $node->start;
@@ -148,13 +145,10 @@ $node->safe_psql('postgres', q{
 	SELECT idgen_grant_generator('granted', 'app')});
 # (the keeper applies a grant right after its commit)
 my $drew = '';
-my $until = time + $PostgreSQL::Test::Utils::timeout_default;
-while (time < $until)
-{
+wait_until(sub {
 	(undef, $drew) = $node->psql('postgres', "SET ROLE app; SELECT idgen_next('granted') > 0");
-	last if $drew eq 't';
-	sleep 0.1;
-}
+	return $drew eq 't';
+});
 is($drew, 't', 'the granted role draws');
 $node->stop('immediate');
 $node->start;

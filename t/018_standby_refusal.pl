@@ -10,10 +10,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $primary = idgen_node('primary', allows_streaming => 1, conf => q{
 idgen.node_id = 7
 });
 $primary->start;

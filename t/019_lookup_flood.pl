@@ -24,10 +24,7 @@ my $flooders = 4;
 my $flood_seconds = 4;
 my $min_interval_ms = 100;	# the keeper's documented rate of lookup loads
 
-my $node = PostgreSQL::Test::Cluster->new('flood');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('flood', conf => q{
 idgen.node_id = 1
 idgen.reservation = '50ms'
 max_connections = 40

@@ -29,10 +29,7 @@ use lib $FindBin::RealBin;
 use IdgenTest;
 
 # --- the source: its keeper keeps the reservation in app -----------------------
-my $src = PostgreSQL::Test::Cluster->new('source');
-$src->init;
-$src->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $src = idgen_node('source', conf => q{
 idgen.node_id = 31
 idgen.database = 'app'
 });
@@ -91,10 +88,7 @@ unlike($sql, qr/idgen_hwm|idgen_epoch/, 'the dump does not carry the extension\'
 $src->stop;
 
 # --- the target: another node id, its keeper in postgres ------------------------
-my $dst = PostgreSQL::Test::Cluster->new('target');
-$dst->init;
-$dst->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $dst = idgen_node('target', conf => q{
 idgen.node_id = 32
 idgen.max_lead = '15min'
 });

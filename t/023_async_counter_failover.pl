@@ -14,10 +14,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('async_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.node_id = 1\n");
+my $primary = idgen_node('async_primary', allows_streaming => 1, conf => "idgen.node_id = 1\n");
 $primary->start;
 wait_for_keeper($primary);
 $primary->safe_psql('postgres', q{

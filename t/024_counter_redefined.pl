@@ -13,9 +13,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('redefined');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 3\n");
+my $node = idgen_node('redefined', conf => "idgen.node_id = 3\n");
 $node->start;
 wait_for_keeper($node);
 

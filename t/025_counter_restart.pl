@@ -14,9 +14,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('counter_restart');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 4\n");
+my $node = idgen_node('counter_restart', conf => "idgen.node_id = 4\n");
 $node->start;
 wait_for_keeper($node);
 $node->safe_psql('postgres', q{
@@ -48,16 +46,19 @@ sub draw
 # and a failed call takes nothing).
 sub next_value
 {
-	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $until)
-	{
+	my $value;
+	wait_until(sub {
 		my ($ret, $out, $err) = $node->psql('postgres',
 			q{INSERT INTO ids SELECT idgen_next('c') RETURNING id});
-		return $out if $ret == 0;
+		if ($ret == 0)
+		{
+			$value = $out;
+			return 1;
+		}
 		die "unexpected error: $err" unless $err =~ /55P03|idgen keeper/;
-		sleep 0.1;
-	}
-	die 'the counter did not issue again';
+		return 0;
+	}) or die 'the counter did not issue again';
+	return $value;
 }
 
 # A stop that finds the keeper inside one of its transactions (a few ms of
@@ -109,15 +110,12 @@ wait_keeper_idle();
 restart_keeper($node);
 $next = next_value();
 is($next - $last, 1, 'after pg_terminate_backend on the keeper: right after its last value');
-my $until = time + $PostgreSQL::Test::Utils::timeout_default;
 my ($p_ret, $p_err) = (1, '');
-while (time < $until)
-{
+wait_until(sub {
 	($p_ret, undef, $p_err) = $node->psql('postgres',
 		q{INSERT INTO p_ids SELECT idgen_next('p') FROM generate_series(1, 10)});
-	last if $p_ret == 0;
-	sleep 0.1;
-}
+	return $p_ret == 0;
+});
 is($p_ret, 0, 'the parked counter p issues again') or diag($p_err);
 $node->stop('immediate');
 $node->start;

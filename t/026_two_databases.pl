@@ -22,10 +22,7 @@ use IdgenTest;
 # 2026-06-01 12:00:00 UTC
 my $frozen_ms = 1780315200000;
 
-my $node = PostgreSQL::Test::Cluster->new('databases');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('databases', conf => qq{
 idgen.node_id = 9
 idgen.max_lead = 10s
 idgen.test_clock = '$frozen_ms'

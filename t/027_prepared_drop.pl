@@ -13,10 +13,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('prepared_drop');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('prepared_drop', conf => q{
 idgen.node_id = 3
 max_prepared_transactions = 2
 });

@@ -20,10 +20,7 @@ my $probe = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPo
 my $closed_port = $probe->sockport;
 close $probe;
 
-my $node = PostgreSQL::Test::Cluster->new('unclaimed');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('unclaimed', conf => qq{
 idgen.node_id = 12
 idgen.lease_endpoints = 'http://127.0.0.1:$closed_port'
 });
@@ -88,10 +85,7 @@ $node->stop;
 # etcd is asked) makes that wait one for someone to fix: every generator
 # says 55000, those that wait for the keeper as well as those that embed
 # the node id.
-my $auto = PostgreSQL::Test::Cluster->new('auto_wrong');
-$auto->init;
-$auto->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
+my $auto = idgen_node('auto_wrong', conf => qq{
 idgen.node_id = 'auto'
 idgen.lease_endpoints = 'http://127.0.0.1:$closed_port'
 idgen.lease_user = 'idgen'

@@ -15,10 +15,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('counter_closed');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('counter_closed', conf => q{
 idgen.node_id = 4
 wal_level = replica
 max_wal_senders = 2

@@ -15,10 +15,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $a = PostgreSQL::Test::Cluster->new('app');
-$a->init;
-$a->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.node_id = 1\n");
+my $a = idgen_node('app', conf => "idgen.node_id = 1\n");
 $a->start;
 wait_for_keeper($a);
 $a->safe_psql('postgres', 'CREATE DATABASE shop');
@@ -142,10 +139,7 @@ command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $a->connstr('shop') ], 'pg_dum
 my $max_before = $a->safe_psql('shop', 'SELECT max(id) FROM customers');
 my $counts = $a->safe_psql('shop', 'SELECT (SELECT count(*) FROM customers), (SELECT count(*) FROM orders)');
 
-my $b = PostgreSQL::Test::Cluster->new('restored');
-$b->init;
-$b->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.node_id = 2\n");
+my $b = idgen_node('restored', conf => "idgen.node_id = 2\n");
 $b->start;
 wait_for_keeper($b);
 $b->safe_psql('postgres', 'CREATE DATABASE shop');

@@ -40,10 +40,7 @@ node_cannot_run("npm could not install the package pg (no registry, nothing cach
   unless $npm_ok && -d "$dir/node_modules/pg";
 note 'installed pg ' . slurp_file("$dir/node_modules/pg/package.json") =~ s/.*"version":\s*"([^"]+)".*/$1/sr;
 
-my $node = PostgreSQL::Test::Cluster->new('node_client');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'idgen'\nidgen.node_id = 5\n");
+my $node = idgen_node('node_client', conf => "idgen.node_id = 5\n");
 $node->start;
 wait_for_keeper($node);
 $node->safe_psql('postgres', q{

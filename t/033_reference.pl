@@ -17,9 +17,7 @@ my $docs = "$FindBin::RealBin/../docs";
 my $reference = slurp_file("$docs/reference.md");
 my $configuration = slurp_file("$docs/configuration.md");
 
-my $node = PostgreSQL::Test::Cluster->new('reference');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 1\n");
+my $node = idgen_node('reference', conf => "idgen.node_id = 1\n");
 $node->start;
 wait_for_keeper($node);
 

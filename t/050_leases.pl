@@ -39,10 +39,7 @@ sub max_of
 # ---- 0. Settings ----
 
 # 'auto' needs leases; without them no node id is picked, and generators say so
-my $noauto = PostgreSQL::Test::Cluster->new('noauto');
-$noauto->init;
-$noauto->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
+my $noauto = idgen_node('noauto', conf => qq{
 idgen.node_id = 'auto'
 });
 $noauto->start;
@@ -389,13 +386,10 @@ restart_keeper($rb);
 $rb->safe_psql('postgres', "SELECT idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')");
 # installed (the keeper knows the name) but not usable: the lease is not current
 my $installed = '';
-my $until = time + $PostgreSQL::Test::Utils::timeout_default;
-while (time < $until)
-{
+wait_until(sub {
 	$installed = error_of($rb, "SELECT idgen_next('tickets')");
-	last if $installed =~ /^55P03: this server.s lease/;
-	sleep 0.1;
-}
+	return $installed =~ /^55P03: this server.s lease/;
+});
 like($installed, qr/^55P03: this server's lease on node id $r_id in etcd is not current/,
 	'with etcd down, the restarted keeper installs the counter but refuses to issue');
 start_etcd();
@@ -427,15 +421,13 @@ my $stall_keeper = keeper_pid($stall);
 kill 'STOP', $stall_keeper;
 my $stalled = '';
 my $stalled_rounds = 0;
-$until = time + $PostgreSQL::Test::Utils::timeout_default;
-while (time < $until)
-{
+wait_until(sub {
 	$stalled = error_of($stall,
 		'INSERT INTO issued SELECT snowflake_id() FROM generate_series(1, 1000)');
-	last if $stalled ne 'no error';
+	return 1 if $stalled ne 'no error';
 	$stalled_rounds++;
-	sleep 0.1;
-}
+	return 0;
+});
 like($stalled, qr/^55P03: this server's lease on its node id in etcd was not renewed in time/,
 	'with its keeper stopped, the generators stop at the lease deadline by themselves');
 cmp_ok($stalled_rounds, '>', 0, "($stalled_rounds rounds of 1,000 IDs were issued while the keeper was stopped)");
@@ -512,13 +504,10 @@ like(error_of($alike, 'SELECT snowflake_id()'),
 	qr/^55P03: node id 44 is still held in etcd by this server's lease from before a restart/,
 	'a holder that looks like this server before a restart: 55P03 at first');
 my $other_server;
-my $until_other = time + $PostgreSQL::Test::Utils::timeout_default;
-while (time < $until_other)
-{
+wait_until(sub {
 	$other_server = error_of($alike, 'SELECT snowflake_id()');
-	last if $other_server =~ /^55000/;
-	sleep 0.2;
-}
+	return $other_server =~ /^55000/;
+});
 like($other_server, qr/^55000: node id 44 is held by another server in etcd/,
 	'once it has held the node id for twice the TTL, it is another server: 55000');
 my $alike_detail = detail_of($alike, 'SELECT snowflake_id()');

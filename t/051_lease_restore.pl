@@ -56,13 +56,7 @@ start_etcd();
 sub wait_for_log
 {
 	my ($node, $re, $from) = @_;
-	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $until)
-	{
-		return 1 if slurp_file($node->logfile, $from) =~ $re;
-		sleep 0.2;
-	}
-	return 0;
+	return wait_until(sub { slurp_file($node->logfile, $from) =~ $re });
 }
 
 my $tickets = "idgen_create_generator('tickets', 'zone:7=3 worker:16 seq:40')";
@@ -74,16 +68,12 @@ my $seq_mask = '((1::bigint << 40) - 1)';
 sub wait_for_quiet_record
 {
 	my ($id) = @_;
-	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
 	my ($last, $since) = ('', time);
-	while (time < $until)
-	{
+	wait_until(sub {
 		my $now = etcd_get("/idgen/reservation/$id");
 		($last, $since) = ($now, time) if $now ne $last;
-		return if time - $since >= 2;
-		sleep 0.2;
-	}
-	die "the record of node id $id kept changing";
+		return time - $since >= 2;
+	}) or die "the record of node id $id kept changing";
 }
 
 # ---- 1. The holder's lease is in the snapshot: the record went back ----
@@ -320,18 +310,17 @@ cmp_ok(record_field(7, 'tickets'), '<=', $a3_local,
 my $child = fork() // die "fork: $!";
 if ($child == 0)
 {
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
 	my $pending = 0;
-	while (!$pending && time < $deadline)
-	{
-		open my $fh, '<', "/proc/$a3_keeper/status" or last;
+	wait_until(sub {
+		# (the keeper gone: nothing to wait for)
+		open my $fh, '<', "/proc/$a3_keeper/status" or return 1;
 		while (my $line = <$fh>)
 		{
 			$pending = 1 if $line =~ /^(?:SigPnd|ShdPnd):\s+([0-9a-f]+)/ && (hex(substr($1, -8)) & (1 << 14));
 		}
 		close $fh;
-		select(undef, undef, undef, 0.05) unless $pending;
-	}
+		return $pending;
+	});
 	kill 'CONT', $a3_keeper;
 	POSIX::_exit($pending ? 0 : 1);
 }

@@ -144,18 +144,23 @@ sub generates
 	pass("$what: generates");
 }
 
-# Poll until generation fails closed with SQLSTATE $code (55000 unless
-# given); its error, and the lease's, must name $setting.  The lease was
+# Change the settings (name => value, undef for RESET) with
+# alter_system_and_reload, then poll until generation fails closed with
+# SQLSTATE $code (55000 unless given); its error, and the lease's, must
+# name $setting.  The lease was
 # held, so the error is that it is not current, or, once the keeper claims
 # again, that the node id is not claimed yet.
 my $refusal = qr/(?:this server's lease on node id 7 in etcd is not current|this server has not claimed its node id in etcd yet)/;
 sub wait_until_refused
 {
-	my ($what, $setting, $code) = @_;
+	my ($settings, $what, $setting, $code) = @_;
 	$code //= '55000';
 	my $err;
-	# this case's own warning: the log from here on, not an earlier case's
+	# this case's own warning: the log from just before its settings
+	# changed (the keeper may warn before the reload has been waited
+	# for), not an earlier case's
 	my $offset = -s $node->logfile;
+	alter_system_and_reload($node, $settings);
 	wait_until(sub {
 		$err = error_of($node, 'SELECT snowflake_id()');
 		return $err =~ /^$code: $refusal$/;
@@ -219,30 +224,30 @@ etcdctl('auth', 'enable');
 still_held('authentication turned off and on');
 
 # ---- a wrong CA: etcd's certificate does not verify ----
-alter_system_and_reload($node, { 'idgen.lease_ca_file' => "$certs/other-ca.crt" });
-wait_until_refused('a wrong CA', 'idgen.lease_ca_file');
+wait_until_refused({ 'idgen.lease_ca_file' => "$certs/other-ca.crt" },
+	'a wrong CA', 'idgen.lease_ca_file');
 alter_system_and_reload($node, { 'idgen.lease_ca_file' => undef });
 generates('the CA corrected and reloaded');
 
 # ---- a client certificate etcd does not trust ----
-alter_system_and_reload($node, { 'idgen.lease_cert_file' => "$certs/other-client.crt",
-		'idgen.lease_key_file' => "$certs/other-client.key" });
 # etcd closes the connection: libcurl cannot tell that from a lost one,
 # so generators say 55P03 (retry), while the errors name the certificate
-wait_until_refused('an untrusted client certificate', 'idgen.lease_cert_file', '55P03');
+wait_until_refused({ 'idgen.lease_cert_file' => "$certs/other-client.crt",
+		'idgen.lease_key_file' => "$certs/other-client.key" },
+	'an untrusted client certificate', 'idgen.lease_cert_file', '55P03');
 alter_system_and_reload($node, { 'idgen.lease_cert_file' => undef, 'idgen.lease_key_file' => undef });
 generates('the certificate corrected and reloaded');
 
 # ---- a wrong password ----
-alter_system_and_reload($node, { 'idgen.lease_password_file' => "$wrong_pwfile" });
-wait_until_refused('a wrong password', 'idgen.lease_password_file');
+wait_until_refused({ 'idgen.lease_password_file' => "$wrong_pwfile" },
+	'a wrong password', 'idgen.lease_password_file');
 alter_system_and_reload($node, { 'idgen.lease_password_file' => undef });
 generates('the password corrected and reloaded');
 
 # ---- a password file that others can read is refused ----
 chmod 0644, $wrong_pwfile;
-alter_system_and_reload($node, { 'idgen.lease_password_file' => "$wrong_pwfile" });
-wait_until_refused('a password file others can read', 'idgen.lease_password_file');
+wait_until_refused({ 'idgen.lease_password_file' => "$wrong_pwfile" },
+	'a password file others can read', 'idgen.lease_password_file');
 like($node->safe_psql('postgres', 'SELECT lease_error FROM idgen_lease_status()'),
 	qr/must be a file of the database user with permissions u=rw \(0600\) or less/,
 	'... because of its permissions');

@@ -45,11 +45,10 @@ my $ldd = `ldd $dir/idgen.so 2>&1`;
 like($ldd, qr/libc\.so/, 'ldd lists the library\'s dependencies');
 unlike($ldd, qr/libcurl/, 'which is not linked to libcurl');
 
-my $node = PostgreSQL::Test::Cluster->new('no_libcurl');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
+# (dynamic_library_path is read with the rest of postgresql.conf, before
+# the preloaded idgen is looked for: its line may follow that one)
+my $node = idgen_node('no_libcurl', conf => qq{
 dynamic_library_path = '$dir:\$libdir'
-shared_preload_libraries = 'idgen'
 idgen.node_id = 3
 idgen.lease_endpoints = 'http://127.0.0.1:2379'
 });

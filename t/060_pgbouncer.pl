@@ -57,10 +57,7 @@ my $prepared_ok = $bmaj > 1 || ($bmaj == 1 && $bmin >= 21);
 note "pgbouncer $bouncer_version: --protocol=prepared "
   . ($prepared_ok ? 'tested' : 'not tested (needs 1.21 for max_prepared_statements)');
 
-my $node = PostgreSQL::Test::Cluster->new('pooled');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('pooled', conf => qq{
 idgen.node_id = 42
 max_connections = 20
 log_min_messages = warning

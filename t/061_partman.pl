@@ -47,10 +47,7 @@ unless (-e "$sharedir/extension/pg_partman.control")
 	plan skip_all => $why;
 }
 
-my $node = PostgreSQL::Test::Cluster->new('partman');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('partman', conf => qq{
 idgen.node_id = 7
 timezone = 'America/New_York'
 });

@@ -121,10 +121,7 @@ sub new_node
 	return $node;
 }
 
-my $primary = PostgreSQL::Test::Cluster->new('n' . ++$made);
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $primary = idgen_node('n' . ++$made, allows_streaming => 1, conf => q{
 idgen.node_id = 1
 idgen.shards = '1,2,9'
 restart_after_crash = on
@@ -165,10 +162,7 @@ $primary->poll_query_until('postgres',
 
 # The third server: an independent primary (node id 3) that shard 9 moves
 # to and from; it starts with the shard released.
-my $third = PostgreSQL::Test::Cluster->new('third');
-$third->init;
-$third->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $third = idgen_node('third', conf => q{
 idgen.node_id = 3
 idgen.shards = '9'
 log_line_prefix = '%m [%p] %e %q%a '
@@ -220,10 +214,8 @@ sub retry_sql
 sub wait_ready
 {
 	my ($node) = @_;
-	my $deadline = time + $timeout;
 	my ($ret, $out, $err, $timed_out);
-	while (time < $deadline)
-	{
+	return if wait_until(sub {
 		# psql may exit before it has read the query (the server still
 		# restarting after a crash refuses it at once), and IPC::Run then
 		# dies writing to it ("Broken pipe"): that is one more failed try
@@ -236,9 +228,8 @@ sub wait_ready
 			die $@ unless $@ =~ /Broken pipe/;
 			($ret, $out, $err) = (-1, '', $@);
 		};
-		return if $ret == 0 && $out eq 't|ready';
-		select(undef, undef, undef, 0.2);
-	}
+		return $ret == 0 && $out eq 't|ready';
+	});
 	my ($r2, $state) = eval { $node->psql('postgres', q{
 		SELECT keeper_state, keeper_message, reserved_until, clock_timestamp() FROM idgen_status();
 		SELECT pid, backend_type, state, wait_event_type, wait_event, query FROM pg_stat_activity},
@@ -361,20 +352,18 @@ my %fault = (
 	kill => sub {
 		# a pgbench backend that is still there when the signal is sent
 		my ($pid, $before, $killed) = ('', 0, 0);
-		my $deadline = time + scaled(10);
-		while (time < $deadline)
-		{
+		wait_until(sub {
 			$pid = retry_sql($primary, "SELECT pid FROM pg_stat_activity
 				WHERE application_name = 'soak_writer' AND backend_type = 'client backend' LIMIT 1");
 			if ($pid ne '')
 			{
 				$before = restart_count($primary);
 				$killed = kill('KILL', $pid);
-				last if $killed;
+				return 1 if $killed;
 			}
 			tend_writers();
-			select(undef, undef, undef, 0.2);
-		}
+			return 0;
+		});
 		return 'no pgbench backend to kill' unless $killed;
 		$kills++;
 		wait_until(sub { restart_count($primary) > $before })

@@ -233,11 +233,8 @@ my %nodes;
 my $small_epoch;
 for my $n ('a', 'b')
 {
-	my $node = PostgreSQL::Test::Cluster->new("service_$n");
-	$node->init;
-	$node->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'idgen'\nidgen.node_id = "
-		  . ($dc_of{$n} * 64 + $dc_of{$n}) . "\n");
+	my $node = idgen_node("service_$n",
+		conf => "idgen.node_id = " . ($dc_of{$n} * 64 + $dc_of{$n}) . "\n");
 	$node->start;
 	wait_for_keeper($node);
 	# a 53-bit layout (its IDs fit a JavaScript number) counting from

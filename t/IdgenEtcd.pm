@@ -14,6 +14,7 @@ use Time::HiRes qw(time sleep);
 use Test::More;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use IdgenTest ();
 
 our @EXPORT = qw(etcd_url etcd_dir start_etcd stop_etcd restore_etcd etcdctl
   etcd_get wait_for_key_gone etcdctl_user lease_node wait_for_lease
@@ -85,13 +86,8 @@ sub start_etcd
 			@tls, @{ $opts{args} // [] }
 		],
 		'>>', "$dir/etcd.log", '2>>', "$dir/etcd.log");
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default / 6;
-	while (time < $deadline)
-	{
-		return if etcd_get('/health-check') ne 'unreachable';
-		sleep 0.1;
-	}
-	BAIL_OUT("etcd did not start; see $dir/etcd.log");
+	IdgenTest::wait_until(sub { etcd_get('/health-check') ne 'unreachable' })
+	  or BAIL_OUT("etcd did not start; see $dir/etcd.log");
 }
 
 # etcdctl authenticates as 'user:password' from now on ('' for no one).
@@ -150,13 +146,7 @@ sub etcd_get
 sub wait_for_key_gone
 {
 	my ($key) = @_;
-	my $until = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $until)
-	{
-		return 1 if etcd_get($key) eq '';
-		sleep 0.1;
-	}
-	return 0;
+	return IdgenTest::wait_until(sub { etcd_get($key) eq '' });
 }
 
 # Stop etcd, replace its data directory by one restored from $snapshot,
@@ -185,13 +175,10 @@ sub restore_etcd
 sub lease_node
 {
 	my ($name, $node_id, %opt) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
 	my $ttl = $opt{ttl} // 6;
 	my $prefix = $opt{prefix} // '/idgen/';
 	my $max_lead = $opt{max_lead} // '60s';
-	$node->init(allows_streaming => 1);
-	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
+	return IdgenTest::idgen_node($name, allows_streaming => 1, conf => qq{
 idgen.node_id = '$node_id'
 idgen.lease_endpoints = '${\ etcd_url()}'
 idgen.lease_prefix = '$prefix'
@@ -199,7 +186,6 @@ idgen.lease_ttl = $ttl
 idgen.max_lead = $max_lead
 idgen.max_wait = 10s
 } . ($opt{extra} // ''));
-	return $node;
 }
 
 # Poll until the lease of $node is in $state; dies with its status if not.

@@ -7,12 +7,11 @@ use Exporter 'import';
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use PostgreSQL::Test::Cluster;
 
 our @EXPORT = qw(error_of wait_for_keeper fake_clock concurrent_pgbench
   keeper_pid restart_keeper set_and_reload node_cannot_run require_node);
 
-# Run SQL that must fail in database postgres (or $db); return
-# "SQLSTATE: message" of its error, or "no error".
 # $seconds scaled as PostgreSQL's own tests scale their waits: by
 # PG_TEST_TIMEOUT_DEFAULT over its default of 180 s, so that a slow
 # machine given a longer timeout gets longer bounds here too.
@@ -23,6 +22,8 @@ sub scaled
 }
 push @EXPORT, 'scaled';
 
+# Run SQL that must fail in database postgres (or $db); return
+# "SQLSTATE: message" of its error, or "no error".
 sub error_of
 {
 	my ($node, $sql, $db) = @_;
@@ -77,6 +78,29 @@ sub wait_for_keeper
 	keeper_ready($node)
 	  or die "the idgen keeper did not become ready";
 }
+
+# A new server named $name, initialised but not started (tests start it
+# themselves, often after more configuration or under fake_clock), whose
+# postgresql.conf gets shared_preload_libraries = 'idgen' (or
+# $opt{preload}) and then the lines of $opt{conf}.  Options of
+# PostgreSQL::Test::Cluster's new (install_path) and init
+# (allows_streaming, has_archiving, extra) are passed on; any other option
+# dies, so that a misspelt one cannot be ignored.
+sub idgen_node
+{
+	my ($name, %opt) = @_;
+	my %new = map { exists $opt{$_} ? ($_ => delete $opt{$_}) : () } qw(install_path);
+	my %init = map { exists $opt{$_} ? ($_ => delete $opt{$_}) : () }
+	  qw(allows_streaming has_archiving extra);
+	my $preload = delete $opt{preload} // 'idgen';
+	my $conf = delete $opt{conf} // '';
+	die 'idgen_node: unknown options ' . join(', ', sort keys %opt) if %opt;
+	my $node = PostgreSQL::Test::Cluster->new($name, %new);
+	$node->init(%init);
+	$node->append_conf('postgresql.conf', "shared_preload_libraries = '$preload'\n$conf");
+	return $node;
+}
+push @EXPORT, 'idgen_node';
 
 # Debian's libfaketime, in this machine's multiarch directory
 my ($libfaketime) = (glob('/usr/lib/*/faketime/libfaketime.so.1'),
@@ -195,8 +219,6 @@ sub wait_until
 }
 push @EXPORT, 'wait_until';
 
-1;
-
 # ---- helpers added for the platform tests (t/02x) ----
 
 push @EXPORT, qw(wait_for_keeper_in utc_clock_spec extension_members);
@@ -292,11 +314,7 @@ SELECT format('extension: relocatable=%s schema=%s config=%s conditions=%s',
   FROM pg_extension WHERE extname = 'idgen') x});
 }
 
-1;
-
 # ---- helpers added for the Citus test (t/040) ----
-
-use PostgreSQL::Test::Cluster;
 
 push @EXPORT, qw(citus_node citus_fleet_duplicates);
 
@@ -309,11 +327,9 @@ push @EXPORT, qw(citus_node citus_fleet_duplicates);
 sub citus_node
 {
 	my ($name, $node_id, %opt) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
 	my $preload = $opt{preload} // 'citus,idgen';
+	my $node = idgen_node($name, preload => $preload);
 	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = '$preload'
 idgen.node_id = $node_id
 max_connections = 100
 max_worker_processes = 16
@@ -443,9 +459,6 @@ sub require_node
 		  unless grep { -x "$_/$tool" } split /:/, $ENV{PATH};
 	}
 }
-
-1;
-
 
 # A streaming standby named $name of $primary, from a new base backup, with
 # $opt{conf} appended to its postgresql.conf; started unless $opt{start} is
@@ -638,14 +651,7 @@ sub kill_backend
 sub wait_after_crash
 {
 	my ($node, $sql) = @_;
-	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
-	while (time < $deadline)
-	{
-		my $out = eval { $node->safe_psql('postgres', $sql) } // '';
-		return 1 if $out eq 't';
-		sleep 1;
-	}
-	return 0;
+	return wait_until(sub { (eval { $node->safe_psql('postgres', $sql) } // '') eq 't' });
 }
 push @EXPORT, qw(sleeping_backend kill_backend wait_after_crash);
 
