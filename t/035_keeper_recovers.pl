@@ -14,11 +14,8 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('recovers');
-$node->init;
 # (%e: the log shows the SQLSTATE of the keeper's errors)
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('recovers', conf => q{
 idgen.node_id = 3
 log_line_prefix = '%m [%p] %e %q%a '
 });

@@ -106,6 +106,17 @@ push @EXPORT, 'idgen_node';
 my ($libfaketime) = (glob('/usr/lib/*/faketime/libfaketime.so.1'),
 	'/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1');
 
+# Die unless $node's idgen is a test build, which has the setting
+# idgen.test_clock ("make WITH_TEST_HOOKS=yes"; test-it.sh builds so).
+sub need_test_clock
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', q{SELECT current_setting('idgen.test_clock', true) IS NOT NULL}) eq 't'
+	  or die 'this test freezes the clock with idgen.test_clock, which only a test build has: '
+	  . 'build and install idgen with "make WITH_TEST_HOOKS=yes" (scripts/test-it.sh does)';
+}
+push @EXPORT, 'need_test_clock';
+
 # Give $node its own libfaketime wall clock, read from a file that starts
 # as $spec ("+0", "-10s", or an absolute time, which freezes the clock).
 # CLOCK_MONOTONIC stays real, so waits still end.  Returns two closures:
@@ -125,17 +136,6 @@ my ($libfaketime) = (glob('/usr/lib/*/faketime/libfaketime.so.1'),
 # that work in its main loop.)  Where the keeper's clock matters, as for
 # the floor after lost state, a test freezes idgen's clock with the
 # test-only setting idgen.test_clock instead, which every process reads.
-# Die unless $node's idgen is a test build, which has the setting
-# idgen.test_clock ("make WITH_TEST_HOOKS=yes"; test-it.sh builds so).
-sub need_test_clock
-{
-	my ($node) = @_;
-	$node->safe_psql('postgres', q{SELECT current_setting('idgen.test_clock', true) IS NOT NULL}) eq 't'
-	  or die 'this test freezes the clock with idgen.test_clock, which only a test build has: '
-	  . 'build and install idgen with "make WITH_TEST_HOOKS=yes" (scripts/test-it.sh does)';
-}
-push @EXPORT, 'need_test_clock';
-
 sub fake_clock
 {
 	my ($node, $spec) = @_;
