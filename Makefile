@@ -66,7 +66,7 @@ ISOLATION = interleave uuid_order
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=idgen.conf
 TAP_TESTS = 1
 
-EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso
+EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso src/.test-hooks
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -74,6 +74,16 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies; every object sees the shared layout.
 $(OBJS): src/idgen.h src/compat.h
+
+# A build with another WITH_TEST_HOOKS rebuilds every object: the stamp
+# holds the setting, and is rewritten, newer than them, when it changes.
+# (A missing prerequisite would not do: PGXS declares every target
+# .SECONDARY.)
+IDGEN_HOOKS_STAMP = src/.test-hooks
+ifneq ($(shell cat $(IDGEN_HOOKS_STAMP) 2>/dev/null),$(WITH_TEST_HOOKS))
+$(shell echo $(WITH_TEST_HOOKS) >$(IDGEN_HOOKS_STAMP))
+endif
+$(OBJS): $(IDGEN_HOOKS_STAMP)
 src/etcd.o src/lease.o src/leasekeys.o: src/etcd.h
 src/lease.o src/leasekeys.o: src/lease.h
 src/keeper.o src/shardfloors.o src/storage.o src/registry.o src/named.o \

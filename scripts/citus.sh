@@ -44,11 +44,10 @@ for p in build-essential; do
 done
 if [ -n "$missing" ]; then
 	log "installing from Debian:$missing"
-	(
-		flock 9
-		apt-get update -qq >&2
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
-	) 9>/var/lock/idgen-apt.lock	# IDGEN_APT_LOCK of common.sh
+	# IDGEN_APT_LOCK of common.sh; -o: not passed on (common.sh says why)
+	flock -o /var/lock/idgen-apt.lock bash -c 'apt-get update -qq >&2 &&
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2' \
+		_ $missing
 fi
 
 work=$(mktemp -d /tmp/idgen-citus.XXXXXX)

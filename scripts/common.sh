@@ -54,7 +54,9 @@ check_pg_versions() {
 # it lacks: every use of apt-get and dpkg in these scripts holds this
 # lock, so that none fails on dpkg's own.
 IDGEN_APT_LOCK=/var/lock/idgen-apt.lock
-apt_locked() { (flock 9 && "$@") 9>"$IDGEN_APT_LOCK"; }
+# (flock -o: the lock is not passed on to apt-get, nor to a daemon that a
+# package's maintainer script starts, which would hold it for good.)
+apt_locked() { flock -o "$IDGEN_APT_LOCK" "$@"; }
 install_packages() {
 	local want="build-essential libcurl4-openssl-dev libipc-run-perl faketime libfaketime postgresql-common $*"
 	local missing=""
@@ -63,11 +65,9 @@ install_packages() {
 	done
 	if [ -n "$missing" ]; then
 		say "installing from Debian:$missing"
-		(
-			flock 9
-			apt-get update -qq
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
-		) 9>"$IDGEN_APT_LOCK"
+		apt_locked bash -c 'apt-get update -qq &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null' \
+			_ $missing
 	fi
 }
 

@@ -40,12 +40,10 @@ need_packages() {
 	done
 	if [ -n "$missing" ]; then
 		log "installing from Debian:$missing"
-		(
-			flock 9
-			apt-get update -qq >&2
+		# IDGEN_APT_LOCK of common.sh; -o: not passed on (common.sh says why)
+		flock -o /var/lock/idgen-apt.lock bash -c 'apt-get update -qq >&2 &&
 			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-				$missing >&2
-		) 9>/var/lock/idgen-apt.lock	# IDGEN_APT_LOCK of common.sh
+				"$@" >&2' _ $missing
 	fi
 }
 

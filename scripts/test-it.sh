@@ -375,8 +375,11 @@ if [ -z "$serial" ]; then
 		done
 		echo "$line"
 	done
+	# a lane that ended otherwise than by finishing (killed, or a fault of
+	# this script) fails the run, whatever it recorded
+	lane_failed=0
 	for pid in "${pids[@]}"; do
-		wait "$pid" || true
+		wait "$pid" || lane_failed=$((lane_failed + 1))
 	done
 	for version in $versions; do
 		say "lane of PostgreSQL $version (its whole log)"
@@ -401,6 +404,10 @@ for version in $versions; do
 	fi
 	mapfile -t -O "${#summary[@]}" summary <"$state/results.$version.summary"
 done
+if [ "${lane_failed:-0}" -ne 0 ]; then
+	summary+=("$lane_failed lane(s) did not finish: their logs above say where they stopped")
+	total_failed=$((total_failed + lane_failed))
+fi
 rm -rf "$state"
 
 say "summary"

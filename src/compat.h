@@ -15,6 +15,8 @@
 #ifndef IDGEN_COMPAT_H
 #define IDGEN_COMPAT_H
 
+#include "catalog/pg_extension.h"
+#include "utils/acl.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/wait_event.h"
@@ -58,6 +60,20 @@ idgen_decode_datetime(char **field, int *ftype, int nf, int *dtype,
 	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp, &extra);
 #else
 	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp);
+#endif
+}
+
+/*
+ * Whether roleid owns the extension ext_oid: a function of its own up to
+ * PostgreSQL 15, the generic object_ownercheck() from 16 on.
+ */
+static inline bool
+idgen_extension_ownercheck(Oid ext_oid, Oid roleid)
+{
+#if PG_VERSION_NUM >= 160000
+	return object_ownercheck(ExtensionRelationId, ext_oid, roleid);
+#else
+	return pg_extension_ownercheck(ext_oid, roleid);
 #endif
 }
 

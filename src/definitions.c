@@ -689,8 +689,10 @@ idgen_check_drop_extension(Node *parsetree)
 	ListCell   *lc;
 	bool		ours = false;
 	char	   *here;
+	Oid			extoid;
 	Oid			relid;
 	Relation	rel;
+	Snapshot	snapshot;
 	TableScanDesc scan;
 	HeapTuple	tup;
 	int			defined = 0;
@@ -710,26 +712,35 @@ idgen_check_drop_extension(Node *parsetree)
 	if (!ours || here == NULL || idgen_database == NULL ||
 		strcmp(here, idgen_database) != 0)
 		return;
-	if (!OidIsValid(get_extension_oid("idgen", true)))
+	extoid = get_extension_oid("idgen", true);
+	/* only its owner may drop it: PostgreSQL tells anyone else (42501) */
+	if (!OidIsValid(extoid) || !idgen_extension_ownercheck(extoid, GetUserId()))
 		return;
 	relid = get_relname_relid("idgen_generator", idgen_extension_schema());
 	if (!OidIsValid(relid))
 		return;
 
+	/*
+	 * SHARE, held to the end of the transaction: a creation in progress
+	 * (ShareRowExclusiveLock to its commit, definitions.c) is waited for
+	 * and then seen, through a snapshot taken once the lock is ours; a
+	 * later one waits for the drop.
+	 */
 	initStringInfo(&names);
-	rel = table_open(relid, AccessShareLock);
+	rel = table_open(relid, ShareLock);
 	if (!idgen_registry_columns_known(RelationGetDescr(rel)))
 	{
 		/*
 		 * Altered by hand: the keeper refuses every definition in it
 		 * already, and its hint is to drop and re-create the extension.
 		 */
-		table_close(rel, AccessShareLock);
+		table_close(rel, NoLock);
 		ereport(NOTICE,
 				(errmsg("idgen's table idgen_generator has been altered; the definitions in it are dropped with the extension")));
 		return;
 	}
-	scan = table_beginscan(rel, GetTransactionSnapshot(), 0, NULL);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = table_beginscan(rel, snapshot, 0, NULL);
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
 		IdgenRegistryRow row;
@@ -742,7 +753,8 @@ idgen_check_drop_extension(Node *parsetree)
 		defined++;
 	}
 	table_endscan(scan);
-	table_close(rel, AccessShareLock);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, NoLock);
 	if (defined == 0)
 		return;
 	if (defined > 5)

@@ -79,12 +79,14 @@
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
 #include "replication/walsender_private.h"
+#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -804,8 +806,9 @@ static uint32 errors_in_a_row = 0;
  * then the state is left as it is; after any other, 2 s, 4 s, ... up to
  * IDGEN_KEEPER_MAX_BACKOFF_MS, and the keeper's state is "failed" with the
  * error's SQLSTATE and message, as before (idgen_status(), and what
- * waiting callers are told).  Everything is loaded again.  A keeper that
- * was asked to stop stops.
+ * waiting callers are told).  Everything is loaded again, and a request
+ * for shard floors looked at again.  A keeper that failed while stopping
+ * stops.
  */
 static void
 idgen_keeper_recover(void)
@@ -826,13 +829,28 @@ idgen_keeper_recover(void)
 	ConditionVariableCancelSleep();
 	pgstat_report_wait_end();
 	pgstat_report_activity(STATE_IDLE, NULL);
+	/* files and hash tables of work outside a transaction (the floors file) */
+	AtEOXact_Files(false);
+	AtEOXact_HashTables(false);
 	FlushErrorState();
 	MemoryContextSwitchTo(keeper_cxt);
 	MemoryContextReset(keeper_cxt);
 	RESUME_INTERRUPTS();
 
-	if (keeper_terminating)
+	/*
+	 * A failed clean stop ends here, as it did; a SIGTERM that came before
+	 * the error is taken at the loop's next look, which parks the counters.
+	 */
+	if (keeper_parking)
 		proc_exit(1);
+
+	/*
+	 * The plan of shard floors and releases took the request
+	 * (idgen_shard_floors_plan) before writing it: the request is looked
+	 * at again, as when a keeper starts, so that the floor or release is
+	 * written before its caller is answered.
+	 */
+	pg_atomic_write_u32(&keeper->floors_pending, 1);
 
 	loaded = false;
 	next_load = 0;

@@ -156,11 +156,12 @@ idgen_keeper_check_database(void)
  * from the catalogs.
  */
 /*
- * After CREATE EXTENSION failed with edata: if schema public (nsp) holds
- * a relation, type or function under one of the extension's prefixes
- * that a role the keeper does not trust owns, that is the cause: say
- * which and whose, with the original error's SQLSTATE.  Otherwise return,
- * and the caller raises the original error.
+ * After CREATE EXTENSION failed with edata because a name was taken: if
+ * schema public (nsp) holds a relation, type or function under one of
+ * the extension's prefixes, named in the error, that a role the keeper
+ * does not trust owns, that is the cause: say which and whose, with the
+ * original error's SQLSTATE.  Otherwise return, and the caller raises the
+ * original error.
  */
 static void
 idgen_keeper_refuse_squatter(Oid nsp, ErrorData *edata)
@@ -168,6 +169,11 @@ idgen_keeper_refuse_squatter(Oid nsp, ErrorData *edata)
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(nsp)};
 
+	/* only a name already taken, and only the one the error names */
+	if (edata->sqlerrcode != ERRCODE_DUPLICATE_TABLE &&
+		edata->sqlerrcode != ERRCODE_DUPLICATE_OBJECT &&
+		edata->sqlerrcode != ERRCODE_DUPLICATE_FUNCTION)
+		return;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args(
@@ -191,7 +197,9 @@ idgen_keeper_refuse_squatter(Oid nsp, ErrorData *edata)
 		bool		isnull;
 		Oid			owner = DatumGetObjectId(SPI_getbinval(row, desc, 3, &isnull));
 
-		if (idgen_keeper_role_trusted(owner))
+		if (idgen_keeper_role_trusted(owner) ||
+			edata->message == NULL ||
+			strstr(edata->message, psprintf("\"%s\"", SPI_getvalue(row, desc, 2))) == NULL)
 			continue;
 		ereport(ERROR,
 				(errcode(edata->sqlerrcode),

@@ -3,8 +3,10 @@
 # cancelled (pg_cancel_backend()), idle or while it waits for a lock, is
 # recovered from without a restart, so the published reservation and the
 # node-id lease stay, no caller gets an error from the cancel, and
-# idgen_status() tells the error until a whole round has gone by.  (An error someone has to
-# fix still makes its state "failed": t/009.)
+# idgen_status() tells the error until a whole round has gone by, and a
+# request for shard floors or releases taken before the error is looked
+# at again.  (An error someone has to fix still makes its state
+# "failed": t/009.)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -73,4 +75,47 @@ is(keeper_pid($node), $pid, 'still the same process');
 is($node->safe_psql('postgres', $ids), '10000', 'and IDs are issued');
 
 $node->stop;
+
+# --- 3. a shard release across the recovery -----------------------------------
+# The keeper takes a request for shard floors and releases before it
+# writes them; cancelled while it waits to write, it must look at the
+# request again, or the caller waits out max_wait and the release is not
+# durable.  A session holds idgen_shard_floor meanwhile.
+my $floors = idgen_node('floors', conf => q{
+idgen.node_id = 4
+idgen.max_wait = '60s'
+});
+$floors->start;
+wait_for_keeper($floors);
+my $fpid = keeper_pid($floors);
+$floors->safe_psql('postgres', 'SELECT instagram_id(5)');
+my $table_holder = psql_background($floors, 'postgres',
+	'BEGIN; LOCK TABLE idgen_shard_floor IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600)',
+	application_name => 'lock_holder');
+ok($floors->poll_query_until('postgres', q{
+		SELECT count(*) = 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+		 WHERE a.application_name = 'lock_holder' AND l.granted AND l.mode = 'AccessExclusiveLock'}),
+	'a session holds idgen_shard_floor');
+my $release = psql_background($floors, 'postgres', 'SELECT instagram_id_release(5) > 0',
+	timeout => scaled(120));
+ok($floors->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_locks WHERE pid = $fpid AND NOT granted"),
+	'the keeper waits to write the release');
+$offset = -s $floors->logfile;
+$floors->safe_psql('postgres', "SELECT pg_cancel_backend($fpid)");
+ok(wait_until(sub { substr(slurp_file($floors->logfile), $offset) =~ /idgen keeper: recovering from the error above/ }),
+	'cancelled there, the keeper recovers');
+$floors->safe_psql('postgres',
+	"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lock_holder'");
+$table_holder->{h}->finish;
+$release->{h}->finish;
+is($release->{out}, "t\n",
+	'the release waiting meanwhile completes once the table is free: the keeper took the request up again');
+unlike($release->{err}, qr/ERROR/, '(without an error)');
+is(keeper_pid($floors), $fpid, 'in the same process');
+$floors->restart;
+wait_for_keeper($floors);
+like(error_of($floors, 'SELECT instagram_id(5)'), qr/^\w{5}: shard 5 is not owned by this server/,
+	'the release is durable: after a restart the shard is still released here');
+$floors->stop;
 done_testing();
