@@ -662,9 +662,43 @@ idgen_lease_step(void)
 }
 
 /*
+ * etcd did not take the record of the reservation the keeper is about to
+ * publish (what: "the reservation").  Nothing is
+ * published beyond what etcd holds: the error ends the keeper's round
+ * before it publishes, and the keeper tries again after its pause
+ * (idgen_keeper_recover).  Generation goes on meanwhile within what was
+ * published before, under the lease, whose deadline still holds; so an
+ * etcd that is away for less than the reservation costs no caller an
+ * error (08006, which passes by itself).
+ */
+static void
+idgen_lease_record_failed(const char *what)
+{
+	/*
+	 * Only an etcd that did not answer: one that answered that the node key
+	 * is no longer ours, or kept changing the record, stops generation
+	 * under the node id at once, as does a refused setting.
+	 */
+	if (!idgen_lease_record_unanswered || idgen_lease_key_lost ||
+		idgen_etcd_error_config)
+	{
+		idgen_lease_invalidate(IDGEN_LEASE_LOST,
+							   psprintf("could not record %s in etcd: %s", what,
+										idgen_etcd_error),
+							   idgen_etcd_error_config);
+		return;
+	}
+	idgen_lease_set_error(idgen_etcd_error, false);
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("could not record %s in etcd: %s", what, idgen_etcd_error),
+			 errdetail("Nothing beyond what etcd holds is published; generation goes on within what was published before.")));
+}
+
+/*
  * Before the keeper publishes counter reservations (registry.c), which it
- * has noted with idgen_lease_note_counter(): have etcd record them, or stop
- * generation under the node id first.
+ * has noted with idgen_lease_note_counter(): have etcd record them, or
+ * stop generation under the node id first.
  */
 void
 idgen_lease_record_counters(void)
@@ -681,6 +715,11 @@ idgen_lease_record_counters(void)
 	lease_id = lease->lease_id;
 	node_id = lease->node_id;
 	SpinLockRelease(&lease->mutex);
+	/*
+	 * Stop generation under the node id: the bounds noted are not noted
+	 * again (idgen_lease_note_counter), so a later round would not record
+	 * them before publishing.
+	 */
 	if (!idgen_etcd_write_record(node_id, lease_id, 0))
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record a counter reservation in etcd: %s",
@@ -690,7 +729,7 @@ idgen_lease_record_counters(void)
 
 /*
  * Before the keeper publishes a reservation reaching unix_ms: have etcd
- * record it, or stop generation under the node id first.
+ * record it, or publish nothing (idgen_lease_record_failed).
  */
 void
 idgen_lease_before_publish(int64 unix_ms)
@@ -712,10 +751,7 @@ idgen_lease_before_publish(int64 unix_ms)
 	if (unix_ms <= recorded)
 		return;
 	if (!idgen_etcd_write_record(node_id, lease_id, unix_ms + idgen_reservation_ms))
-		idgen_lease_invalidate(IDGEN_LEASE_LOST,
-							   psprintf("could not record the reservation in etcd: %s",
-										idgen_etcd_error),
-							   idgen_etcd_error_config);
+		idgen_lease_record_failed("the reservation");
 }
 
 /*

@@ -42,6 +42,7 @@ typedef struct IdgenLeaseRecord
 
 extern int64 idgen_lease_record_rev;
 extern bool idgen_lease_key_lost;
+extern bool idgen_lease_record_unanswered;
 
 /* leasekeys.c: keys, the holder's value, the record */
 extern void idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed);

@@ -50,6 +50,8 @@ int64		idgen_lease_record_rev = 0;
 
 /* our lease no longer holds the node key */
 bool		idgen_lease_key_lost = false;
+/* the last idgen_etcd_write_record() failed for want of an answer */
+bool		idgen_lease_record_unanswered = false;
 
 /* How long the next request may take: it must end by the deadline. */
 int64
@@ -552,6 +554,7 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms)
 		appendStringInfo(&txn, "{\"request_range\": {\"key\": \"%s\"}}]}", key);
 
 		answer = idgen_etcd_call("/v3/kv/txn", txn.data, idgen_lease_request_timeout());
+		idgen_lease_record_unanswered = (answer == NULL);
 		if (answer == NULL)
 			return false;
 		if (idgen_etcd_txn_succeeded(answer))
