@@ -708,8 +708,11 @@ idgen_check_drop_extension(Node *parsetree)
 		if (strcmp(strVal(lfirst(lc)), "idgen") == 0)
 			ours = true;
 	}
+	/* a standby refuses the drop itself, as a write during recovery */
+	if (!ours || RecoveryInProgress())
+		return;
 	here = get_database_name(MyDatabaseId);
-	if (!ours || here == NULL || idgen_database == NULL ||
+	if (here == NULL || idgen_database == NULL ||
 		strcmp(here, idgen_database) != 0)
 		return;
 	extoid = get_extension_oid("idgen", true);

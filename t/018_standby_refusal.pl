@@ -116,6 +116,11 @@ is(on_standby(qq{SELECT idgen_time('later', $later)}),
 like(error_of($standby, "SELECT idgen_next('later')"), qr/^25006: /,
 	'on a standby, idgen_next() of a replayed generator refuses with 25006');
 
+# DROP EXTENSION on a standby, where generators are defined: PostgreSQL's
+# own refusal of a write during recovery, not a lock error of idgen's check
+like(error_of($standby, 'DROP EXTENSION idgen'), qr/^25006: /,
+	'on a standby, DROP EXTENSION idgen is refused as a write in recovery (25006)');
+
 # A statement decoding many IDs reads the definition once (its call site
 # keeps it), and nothing kept may outlive the statement: the checks below
 # also run in one session on the standby that decoded by that name just
