@@ -267,6 +267,19 @@ idgen_counter_statement_end(void)
 }
 
 /*
+ * Raise the error of slot i, which is switched off.  One refused for want
+ * of a node id says so as snowflake_id() does, not that its definition
+ * changed.
+ */
+void
+idgen_report_switched_off(int i)
+{
+	if (idgen_registry_slots[i].spec.node_bits > 0 && idgen_current_node_id() < 0)
+		idgen_report_no_node("idgen_next");
+	idgen_report_slot(i);
+}
+
+/*
  * Hand out "count" consecutive local counter values of a counter
  * generator (slot i); returns the first.  The engine issues them
  * (idgen_issue_counter_values, generator.c): below the durable
@@ -303,7 +316,7 @@ idgen_issue_counter(int i, uint64 count, uint64 limit, uint32 word)
 			first = idgen_issue_counter_values(i, count, limit, IDGEN_LEAD_NEVER, &ahead);
 	}
 	if (unlikely(first == IDGEN_SWITCHED_OFF))
-		idgen_report_slot(i);
+		idgen_report_switched_off(i);
 	if (unlikely(ahead.taken))
 		idgen_counter_pending_note(i, ahead.need, word, ahead.epoch);
 	return first;

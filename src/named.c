@@ -498,7 +498,7 @@ idgen_named_issue(IdgenNamedCache *cache, int32 shard, uint64 count,
 		position = count == 1 ? idgen_issue(gen, &cache->layout) :
 			idgen_issue_batch(gen, &cache->layout, count);
 		if (unlikely(position == IDGEN_SWITCHED_OFF))
-			idgen_report_slot(cache->slot);
+			idgen_report_switched_off(cache->slot);
 	}
 	if (unlikely(cache->leased))
 		(void) idgen_issued_node(funcname, word);

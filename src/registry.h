@@ -192,6 +192,7 @@ extern void idgen_registry_read_definition(const char *name, IdgenSpec *spec);
 
 /* counterissue.c: counter values taken ahead, and the pending list */
 extern uint64 idgen_issue_counter(int i, uint64 count, uint64 limit, uint32 word);
+IDGEN_NORETURN extern void idgen_report_switched_off(int i);
 
 /* reservation.c: one turn of a wait for a counter's reservation */
 extern bool idgen_keeper_wait_counter(IdgenNamedSlot *slot, uint64 need,

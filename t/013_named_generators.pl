@@ -222,5 +222,17 @@ $err = error_report_of($standby, "SELECT idgen_next('legacy')", 'app');
 like($err, qr/ERROR:\s+55000: generator "legacy" cannot issue IDs on this server\nDETAIL:\s+"idgen.node_id" \(600\) does not fit its 9 node bits/,
 	'node id 600 does not fit legacy\'s 9 node bits: refused with 55000, saying why');
 
+# no node id at all: the error snowflake_id() gives, not a hint to drop it
+$standby->append_conf('postgresql.conf', "idgen.node_id = -1\n");
+$standby->restart;
+ok(keeper_ready($standby, 'app'), 'restarted without a node id');
+for my $name ('legacy', 'sony')
+{
+	$err = error_report_of($standby, "SELECT idgen_next('$name')", 'app');
+	like($err, qr/ERROR:\s+55000: "idgen.node_id" is not set/,
+		"$name, with node fields, says the node id is not set");
+	unlike($err, qr/drop it|does not fit/, "$name: no hint to drop it");
+}
+
 $standby->stop;
 done_testing();
