@@ -152,16 +152,25 @@ BEGIN
 			USING ERRCODE = '55000',
 			      HINT = 'Use idgen_drop_generator(name, force => true).';
 	END IF;
-	IF NEW.name IS DISTINCT FROM OLD.name OR NEW.layout IS DISTINCT FROM OLD.layout
+	-- a dropped name may be re-created with another definition
+	-- (idgen_create_generator() checks that it resumes above the old one)
+	IF NEW.name IS DISTINCT FROM OLD.name OR NEW.created IS DISTINCT FROM OLD.created THEN
+		RAISE EXCEPTION 'the definition of generator "%" cannot change', OLD.name
+			USING ERRCODE = '55000',
+			      HINT = 'Drop it and create one under a new name.';
+	END IF;
+	IF OLD.dropped IS NOT NULL AND NEW.dropped IS NULL THEN
+		RETURN NEW;
+	END IF;
+	IF NEW.layout IS DISTINCT FROM OLD.layout
 	   OR NEW.epoch IS DISTINCT FROM OLD.epoch OR NEW.unit_ms IS DISTINCT FROM OLD.unit_ms
-	   OR NEW.created IS DISTINCT FROM OLD.created
 	   OR NEW.prefetch IS DISTINCT FROM OLD.prefetch OR NEW.refill IS DISTINCT FROM OLD.refill
 	   OR NEW.stripes IS DISTINCT FROM OLD.stripes OR NEW.owned IS DISTINCT FROM OLD.owned
 	   OR NEW.segment IS DISTINCT FROM OLD.segment OR NEW.start IS DISTINCT FROM OLD.start
 	   OR NEW.space IS DISTINCT FROM OLD.space THEN
 		RAISE EXCEPTION 'the definition of generator "%" cannot change', OLD.name
 			USING ERRCODE = '55000',
-			      HINT = 'Drop it and create one under a new name.';
+			      HINT = 'Drop it, then create it again with the new definition.';
 	END IF;
 	RETURN NEW;
 END

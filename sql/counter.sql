@@ -177,6 +177,45 @@ SELECT bool_and(id & ((1::bigint << 31) - 1) >= :orders_bound) AS above_the_old_
 SELECT idgen_create_generator('orders', 'top:3=5 seq:31', stripes => 2, owned => '0',
                               space => 'orders');
 SELECT idgen_create_generator('orders', 'top:3=5 seq:31', stripes => 2, owned => '0');
+-- a dropped counter re-created with another definition (stripes,
+-- segment, start, constant fields) continues its number line: it
+-- resumes above every value the old one handed out here, counted in seq
+-- values, and its own start gives way
+SELECT idgen_create_generator('redef', 'top:3=1 seq:31');
+CREATE TEMP TABLE redef_ids AS
+  SELECT idgen_next('redef') AS id FROM generate_series(1, 300);
+SELECT idgen_drop_generator('redef', force => true);
+-- (its NOTICE says where it begins: a number that depends on prefetch)
+SET client_min_messages = warning;
+SELECT idgen_create_generator('redef', 'top:3=2 seq:31', stripes => 3, owned => '1',
+                              start => 5);
+RESET client_min_messages;
+INSERT INTO redef_ids SELECT idgen_next('redef') FROM generate_series(1, 300);
+SELECT count(*) AS drawn, count(DISTINCT id & ((1::bigint << 31) - 1)) AS distinct_seq_values,
+       bool_and(id >> 31 = 1 OR (id & ((1::bigint << 31) - 1)) % 3 = 1) AS own_stripe_or_old
+  FROM redef_ids;
+SELECT min(id & ((1::bigint << 31) - 1)) > (SELECT max(id & ((1::bigint << 31) - 1))
+                                             FROM redef_ids WHERE id >> 31 = 1) AS above_the_old
+  FROM redef_ids WHERE id >> 31 = 2;
+SELECT layout, stripes, state FROM idgen_generator_status WHERE name = 'redef';
+-- the line's width, kind and ID space stay; so do fixed bits that would
+-- meet the old IDs
+SELECT idgen_drop_generator('redef', force => true);
+SELECT idgen_create_generator('redef', 'top:2=2 seq:32');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('redef', 'time:41 seq:22');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('redef', 'top:3=2 seq:31', space => 'redef_line');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('redef', 'seq:31 top:3=2');
+\echo :LAST_ERROR_SQLSTATE
+-- and a re-creation with the first definition continues above both
+SET client_min_messages = warning;
+SELECT idgen_create_generator('redef', 'top:3=1 seq:31');
+RESET client_min_messages;
+SELECT count(*) = 0 AS none_below
+  FROM (SELECT idgen_next('redef') AS id FROM generate_series(1, 100)) s
+ WHERE id & ((1::bigint << 31) - 1) <= (SELECT max(id & ((1::bigint << 31) - 1)) FROM redef_ids);
 -- a counter that joins a shared space without "start" continues its
 -- number line above the space's dropped counters, whatever its stripes
 SELECT idgen_create_generator('line_a', 'top:3=6 seq:31', space => 'line');

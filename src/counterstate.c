@@ -349,7 +349,7 @@ idgen_registry_load_counters(Oid relid)
 	{
 		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 
-		if (slot->spec.time_field < 0 && !seen[i] &&
+		if (slot->spec.time_field < 0 && !seen[i] && !slot->retired &&
 			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_REFUSED)
 		{
 			int			untranslatable = 0;

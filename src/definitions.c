@@ -73,6 +73,8 @@ typedef struct IdgenPendingState
 	IdgenSlotState state;
 	bool		apply;			/* set the slot's state at commit; false for
 								 * a new row, which only the keeper installs */
+	int			slot;			/* only if the name's slot is still this one
+								 * (-1: whichever it is) */
 	SubTransactionId subid;
 } IdgenPendingState;
 
@@ -95,7 +97,7 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 			if (!p->apply)
 				continue;
 			i = idgen_registry_find(p->name);
-			if (i >= 0 &&
+			if (i >= 0 && (p->slot < 0 || p->slot == i) &&
 				pg_atomic_read_u32(&idgen_registry_slots[i].state) != IDGEN_SLOT_REFUSED)
 			{
 				idgen_registry_slots[i].state_changed_ms = idgen_clock_monotonic_ms();
@@ -193,7 +195,8 @@ idgen_registry_register_callbacks(void)
 }
 
 static void
-idgen_registry_at_commit(const char *name, IdgenSlotState state, bool apply)
+idgen_registry_at_commit(const char *name, IdgenSlotState state, bool apply,
+						 int slot)
 {
 	IdgenPendingState *p;
 	MemoryContext oldcxt;
@@ -207,6 +210,7 @@ idgen_registry_at_commit(const char *name, IdgenSlotState state, bool apply)
 	strlcpy(p->name, name, sizeof(p->name));
 	p->state = state;
 	p->apply = apply;
+	p->slot = slot;
 	p->subid = GetCurrentSubTransactionId();
 	pending_states = lappend(pending_states, p);
 	MemoryContextSwitchTo(oldcxt);
@@ -511,35 +515,106 @@ idgen_definition_row(const char *name, const IdgenSpec *spec,
 }
 
 /*
- * Re-create a dropped generator whose row (locked, in SPI's tuple table)
- * the new definition must match: a name is never reused for another
- * definition.  It is un-dropped, and switched on at commit.
+ * Re-create a dropped generator, whose row is locked in SPI's tuple table.
+ * With the same definition it is un-dropped, and switched on at commit.
+ * With another, the row takes the new definition, which must continue the
+ * name's number line (idgen_redefinition_problem): a counter resumes
+ * above every value the old definition handed out here, counted in seq
+ * values, and its durable state starts there.  The keeper then runs it in
+ * a slot of its own and retires the old one.
  */
 static void
-idgen_undrop_definition(const char *name, const IdgenSpec *spec,
+idgen_undrop_definition(const char *name, IdgenSpec *spec,
 						const char *table, IdgenDefinitionRow *row)
 {
 	IdgenSpec  *had = palloc(sizeof(IdgenSpec));
 	bool		dropped = false;
-	bool		same = idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, had, &dropped) &&
-		idgen_spec_same(had, spec);
+	bool		parsed = idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, had, &dropped);
+	const char *problem;
+	bool		raised;
+	uint64		below = PG_UINT64_MAX;
+	int			slot;
+	Oid			state_types[2] = {TEXTOID, INT8OID};
+	Datum		state_values[2];
 
-	if (!same)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("generator \"%s\" was defined before with another layout, epoch, unit, options or ID space", name),
-				 errdetail("A name is never reused for another definition, dropped or not: its IDs may still exist."),
-				 errhint("Choose another name.")));
-	if (!dropped)
+	if (parsed && !dropped)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("generator \"%s\" already exists", name)));
-	/* others created since it was dropped may begin above its values */
+	if (parsed && idgen_spec_same(had, spec))
+	{
+		/* others created since it was dropped may begin above its values */
+		idgen_refuse_same_ids(name, spec, table);
+		if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = NULL WHERE name OPERATOR(pg_catalog.=) $1", table),
+								  1, row->argtypes, row->values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not update idgen_generator");
+
+		/*
+		 * Switched on at commit if this server runs this very definition
+		 * under the name then; otherwise the keeper installs it.
+		 */
+		slot = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
+		idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE,
+								 slot >= 0 && idgen_spec_same(&idgen_registry_slots[slot].spec, spec),
+								 slot);
+		return;
+	}
+
+	/*
+	 * How far the old definition got here: its durable state, and its slot
+	 * if this server runs that very definition (a slot of another, left
+	 * from a definition dropped with the extension, tells nothing of it).
+	 */
+	if (parsed && had->time_field < 0)
+	{
+		bool		isnull = true;
+		Datum		reserved = (Datum) 0;
+
+		if (SPI_execute_with_args(psprintf("SELECT reserved FROM %s_counter_state WHERE name OPERATOR(pg_catalog.=) $1",
+										   idgen_registry_schema_prefix()),
+								  1, row->argtypes, row->values, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read idgen_counter_state");
+		if (SPI_processed > 0)
+			reserved = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		slot = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
+		if (slot < 0 || idgen_spec_same(&idgen_registry_slots[slot].spec, had))
+			below = idgen_slot_dropped_below(slot, had, !isnull,
+											 isnull ? 0 : (uint64) DatumGetInt64(reserved));
+	}
+	problem = parsed ? idgen_redefinition_problem(had, spec, below, &raised) :
+		"Its stored definition no longer parses";
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("generator \"%s\" cannot be re-created with this definition", name),
+				 errdetail("%s.", problem),
+				 errhint("Create it with its old definition, or choose another name.")));
+	if (raised)
+	{
+		row->values[9] = Int64GetDatum((int64) spec->counter.start);
+		ereport(NOTICE,
+				(errmsg("generator \"%s\" begins at " UINT64_FORMAT " (\"start\"), above the values its old definition handed out on this server",
+						name, spec->counter.start)));
+	}
 	idgen_refuse_same_ids(name, spec, table);
-	if (SPI_execute_with_args(psprintf("UPDATE %s SET dropped = NULL WHERE name OPERATOR(pg_catalog.=) $1", table),
-							  1, row->argtypes, row->values, NULL, false, 0) != SPI_OK_UPDATE)
+	if (SPI_execute_with_args(psprintf("UPDATE %s SET layout = $2, epoch = $3, unit_ms = $4, prefetch = $5, refill = $6, stripes = $7, owned = $8, segment = $9, start = $10, space = $11, dropped = NULL WHERE name OPERATOR(pg_catalog.=) $1", table),
+							  IDGEN_DEF_NCOLUMNS, row->argtypes, row->values,
+							  row->nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update idgen_generator");
-	idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, true);
+
+	/* the new definition's durable state, at its first local value */
+	state_values[0] = row->values[0];
+	state_values[1] = Int64GetDatum((int64) spec->counter.first);
+	if (spec->time_field < 0 &&
+		(SPI_execute_with_args(psprintf("DELETE FROM %s_counter_state WHERE name OPERATOR(pg_catalog.=) $1",
+										idgen_registry_schema_prefix()),
+							   1, state_types, state_values, NULL, false, 0) != SPI_OK_DELETE ||
+		 SPI_execute_with_args(psprintf("INSERT INTO %s_counter_state (name, reserved) VALUES ($1, $2)",
+										idgen_registry_schema_prefix()),
+							   2, state_types, state_values, NULL, false, 0) != SPI_OK_INSERT))
+		elog(ERROR, "could not write idgen_counter_state");
+	/* noted for idgen_registry_require_committed(); the keeper installs it */
+	idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, false, -1);
 }
 
 /*
@@ -560,11 +635,37 @@ idgen_insert_definition(const char *name, IdgenSpec *spec,
 	 * dropped extension.  IDs of that definition may exist.
 	 */
 	if (slot >= 0 && !idgen_spec_same(&idgen_registry_slots[slot].spec, spec))
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("generator \"%s\" was defined before with another layout, epoch, unit, options or ID space", name),
-				 errdetail("This server still runs that definition, whose row was dropped with the extension since; a name is never reused for another definition."),
-				 errhint("Choose another name.")));
+	{
+		const IdgenSpec *had = &idgen_registry_slots[slot].spec;
+		const char *problem;
+		bool		raised;
+
+		if (pg_atomic_read_u32(&idgen_registry_slots[slot].state) != IDGEN_SLOT_DROPPED)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("generator \"%s\" already exists on this server with another definition", name),
+					 errdetail("This server still runs it, though its row was dropped with the extension since."),
+					 errhint("Create it with the definition it runs, or choose another name.")));
+
+		/* dropped before the extension was: continue its line */
+		problem = idgen_redefinition_problem(had, spec,
+											 idgen_slot_dropped_below(slot, had, false, 0),
+											 &raised);
+		if (problem != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("generator \"%s\" cannot be re-created with this definition", name),
+					 errdetail("%s.", problem),
+					 errhint("Create it with its old definition, or choose another name.")));
+		if (raised)
+		{
+			row->values[9] = Int64GetDatum((int64) spec->counter.start);
+			ereport(NOTICE,
+					(errmsg("generator \"%s\" begins at " UINT64_FORMAT " (\"start\"), above the values its old definition handed out on this server",
+							name, spec->counter.start)));
+		}
+		slot = -1;				/* the keeper installs it, retiring the old */
+	}
 
 	/*
 	 * A counter that joins a shared space without a "start" continues its
@@ -602,7 +703,7 @@ idgen_insert_definition(const char *name, IdgenSpec *spec,
 	 * as for a re-creation.  Otherwise only noted, for
 	 * idgen_registry_require_committed(); the keeper installs it.
 	 */
-	idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, slot >= 0);
+	idgen_registry_at_commit(name, IDGEN_SLOT_ACTIVE, slot >= 0, slot);
 
 	/*
 	 * A counter starts with its durable state, at its first local value (0,
@@ -658,7 +759,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	idgen_definition_row(name, &spec, &row);
 
-	/* a name is never reused for another definition; re-creating un-drops */
+	/* a name keeps its line; re-creating un-drops, or continues it */
 	if (SPI_execute_with_args(psprintf("SELECT " IDGEN_REG_COLUMNS
 									   " FROM %s WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 									   table),
@@ -828,7 +929,7 @@ idgen_drop_generator(PG_FUNCTION_ARGS)
 									   idgen_registry_schema_prefix()),
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not update idgen_generator_grant");
-	idgen_registry_at_commit(name, IDGEN_SLOT_DROPPED, true);
+	idgen_registry_at_commit(name, IDGEN_SLOT_DROPPED, true, -1);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -962,6 +1063,9 @@ idgen_generator_status_rows(PG_FUNCTION_ARGS)
 		char		message[sizeof(slot->message)];
 		bool		state_known = slot->state_loaded && !slot->state_missing;
 
+		/* one row per name: a retired slot's successor has it */
+		if (slot->retired && idgen_registry_find(slot->name) != (int) i)
+			continue;
 		/* the keeper raised the next values before it marked the state loaded */
 		pg_read_barrier();
 		for (int s = 0; s < idgen_slot_ngenerators(i); s++)

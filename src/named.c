@@ -91,7 +91,14 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 {
 	int			i = idgen_registry_find(name);
 
-	if (i < 0)
+	/*
+	 * An unknown name, or a dropped one that may have been re-created with
+	 * another definition since (its new slot comes with a load): ask for a
+	 * load and wait for it.
+	 */
+	if (i < 0 ||
+		(!allow_dropped &&
+		 pg_atomic_read_u32(&idgen_registry_slots[i].state) == IDGEN_SLOT_DROPPED))
 	{
 		uint64		request;
 		int64		started = idgen_clock_monotonic_ms();
@@ -127,7 +134,8 @@ idgen_registry_lookup(const char *name, bool allow_dropped)
 			int64		now = idgen_clock_monotonic_ms();
 
 			if (pg_atomic_read_u64(&idgen_registry_shm->loads_served) >= request ||
-				(i = idgen_registry_find(name)) >= 0 ||
+				((i = idgen_registry_find(name)) >= 0 &&
+				 pg_atomic_read_u32(&idgen_registry_slots[i].state) != IDGEN_SLOT_DROPPED) ||
 				now >= deadline)
 				break;
 			if (now >= next_wake)

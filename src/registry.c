@@ -372,7 +372,7 @@ idgen_registry_row_spec(const IdgenRegistryRow *row, IdgenSpec *spec)
  * state refused, so that idgen_next() says why.
  */
 static void
-idgen_registry_install(const IdgenRegistryRow *row)
+idgen_registry_install(const IdgenRegistryRow *row, int retire)
 {
 	const char *name = row->name;
 	bool		dropped = row->dropped;
@@ -401,8 +401,9 @@ idgen_registry_install(const IdgenRegistryRow *row)
 	slot->node_value = idgen_spec_node_value(&spec, idgen_node_id, &fits);
 	slot->shard_base = -1;
 	if (spec.node_bits > 0 && !fits)
-		refusal = psprintf("\"idgen.node_id\" (%d) does not fit its %d node bits",
-						   idgen_node_id, spec.node_bits);
+		refusal = idgen_node_id < 0 ? "\"idgen.node_id\" is not set" :
+			psprintf("\"idgen.node_id\" (%d) does not fit its %d node bits",
+					 idgen_node_id, spec.node_bits);
 	else if (!dropped)
 	{
 		/*
@@ -461,6 +462,28 @@ idgen_registry_install(const IdgenRegistryRow *row)
 				idgen_raise_counter_next(gen, floor);
 			}
 		}
+	}
+	/*
+	 * A re-creation with another definition: it continues the line of the
+	 * slot it retires, above every value that one handed out (its row was
+	 * checked so by idgen_create_generator(); a row changed by hand is
+	 * held to the same here).
+	 */
+	if (retire >= 0)
+	{
+		IdgenSpec  *had = &idgen_registry_slots[retire].spec;
+		uint64		below = idgen_slot_dropped_below(retire, had, false, 0);
+		bool		raised;
+		const char *problem = idgen_redefinition_problem(had, &spec, below, &raised);
+
+		if (problem != NULL)
+		{
+			if (refusal == NULL)
+				refusal = problem;
+		}
+		else if (spec.time_field < 0)
+			idgen_raise_counter_next(idgen_slot_generator(i, 0), spec.counter.first);
+		idgen_registry_slots[retire].retired = true;
 	}
 	pg_atomic_init_u32(&slot->state, IDGEN_SLOT_REFUSED);
 	pg_atomic_init_u32(&slot->acl_version, 0);	/* grants not loaded yet */
@@ -655,7 +678,22 @@ idgen_registry_load(Oid relid)
 		if (i < 0)
 		{
 			/* dropped ones too: their IDs can still be decoded by name */
-			idgen_registry_install(&row);
+			idgen_registry_install(&row, -1);
+			continue;
+		}
+
+		/*
+		 * A dropped name re-created with another definition (and maybe
+		 * dropped again): a slot of its own, which retires the old one.  No
+		 * snapshot from before the re-creation shows the new definition,
+		 * so no settling is needed.
+		 */
+		state = pg_atomic_read_u32(&idgen_registry_slots[i].state);
+		if (state == IDGEN_SLOT_DROPPED &&
+			!idgen_registry_slots[i].state_missing &&
+			!idgen_registry_same(i, &row))
+		{
+			idgen_registry_install(&row, i);
 			continue;
 		}
 		/*

@@ -92,6 +92,14 @@ typedef struct IdgenNamedSlot
 								 * durable state lowered to its next value
 								 * (written under the generator's lock) */
 	int64		state_changed_ms;	/* monotonic ms of a drop/re-create commit */
+
+	/*
+	 * Dropped, and its name re-created since with another definition,
+	 * which a later slot runs: idgen_registry_find() passes over it.  Its
+	 * values still count (set by the keeper before it publishes the
+	 * successor; never cleared while the server runs).
+	 */
+	bool		retired;
 } IdgenNamedSlot;
 
 typedef struct IdgenRegistry
@@ -170,6 +178,11 @@ extern bool idgen_specs_collide(const IdgenSpec *a, const IdgenSpec *b,
 								int32 node_id, uint64 b_below);
 extern uint64 idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
 										  bool reserved_known, uint64 reserved);
+extern uint64 idgen_slot_dropped_below(int i, const IdgenSpec *spec,
+									   bool reserved_known, uint64 reserved);
+extern const char *idgen_redefinition_problem(const IdgenSpec *had,
+											  IdgenSpec *spec,
+											  uint64 had_below, bool *raised);
 extern const char *idgen_collides_with(const char *name, const IdgenSpec *spec,
 									   int32 node_id, bool at_install,
 									   uint32 nslots);

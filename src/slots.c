@@ -96,14 +96,17 @@ idgen_slot_ngenerators(int i)
 	return spec->shard_field < 0 ? 1 : 1 << spec->fields[spec->shard_field].bits;
 }
 
-/* A slot by name, or -1. */
+/*
+ * A slot by name, or -1: the newest of the name, which a re-creation with
+ * another definition adds after the one it retires.
+ */
 int
 idgen_registry_find(const char *name)
 {
 	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 
 	pg_read_barrier();
-	for (uint32 i = 0; i < n; i++)
+	for (uint32 i = n; i-- > 0;)
 		if (strcmp(idgen_registry_slots[i].name, name) == 0)
 			return (int) i;
 	return -1;
@@ -204,8 +207,15 @@ uint64
 idgen_dropped_counter_below(const IdgenSpec *spec, const char *name,
 							bool reserved_known, uint64 reserved)
 {
-	int			i = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
+	return idgen_slot_dropped_below(idgen_registry_shm != NULL ? idgen_registry_find(name) : -1,
+									spec, reserved_known, reserved);
+}
 
+/* The same for slot i (-1: none), whose definition is spec. */
+uint64
+idgen_slot_dropped_below(int i, const IdgenSpec *spec, bool reserved_known,
+						 uint64 reserved)
+{
 	if (spec->time_field >= 0)
 		return PG_UINT64_MAX;
 	if (i >= 0)
@@ -284,10 +294,70 @@ idgen_collides_with(const char *name, const IdgenSpec *spec, int32 node_id,
 		{
 			if (at_install && !slot->state_loaded)
 				continue;
-			below = idgen_dropped_counter_below(&slot->spec, slot->name, false, 0);
+			below = idgen_slot_dropped_below(i, &slot->spec, false, 0);
 		}
 		if (idgen_specs_collide(spec, &slot->spec, node_id, below))
 			return psprintf("generator \"%s\"", slot->name);
 	}
+	return NULL;
+}
+
+/*
+ * May a dropped generator's name be re-created with definition spec, after
+ * definition had?  A name is one number line: it keeps its ID space and
+ * its kind, a counter its seq width, and no ID of the new definition may
+ * be one the old one issued here.  A counter resumes above every value the
+ * old one handed out (had_below, in seq values: idgen_slot_dropped_below;
+ * PG_UINT64_MAX if not known), whatever its stripes, segment or start:
+ * spec's start is raised to it if need be, and *raised says so.  A time
+ * generator must keep its time field (ticks of another epoch, unit or
+ * position could land on the old IDs) and fix a bit that tells its IDs
+ * from the old ones.  NULL if it may; otherwise why not, as a sentence.
+ */
+const char *
+idgen_redefinition_problem(const IdgenSpec *had, IdgenSpec *spec,
+						   uint64 had_below, bool *raised)
+{
+	int32		node_id = idgen_current_node_id();
+	int			seq_bits;
+
+	*raised = false;
+	if (strcmp(had->space, spec->space) != 0)
+		return had->space[0] == '\0' ?
+			"It was a number line of its own, and a name keeps its ID space" :
+			psprintf("It was in ID space \"%s\", and a name keeps its ID space", had->space);
+	if ((had->time_field < 0) != (spec->time_field < 0))
+		return had->time_field < 0 ?
+			"It was a counter, and a name keeps its kind" :
+			"It counted time, and a name keeps its kind";
+	if (spec->time_field >= 0)
+	{
+		const IdgenField *th = &had->fields[had->time_field];
+		const IdgenField *ts = &spec->fields[spec->time_field];
+
+		if (th->shift != ts->shift || th->bits != ts->bits ||
+			had->epoch_unix_ms != spec->epoch_unix_ms || had->unit_ms != spec->unit_ms)
+			return "Its time field counted other ticks or lay in other bits, so the new IDs could be ones the old definition issued";
+		if (idgen_spec_time_overlap(spec, had, node_id))
+			return "No bit that both fix on this server tells the new IDs from the old ones";
+		return NULL;
+	}
+	seq_bits = spec->fields[spec->seq_field].bits;
+	if (had->fields[had->seq_field].bits != seq_bits)
+		return psprintf("Its seq field had %d bits: the values it handed out cannot be counted in %d",
+						had->fields[had->seq_field].bits, seq_bits);
+	if (had_below == PG_UINT64_MAX)
+		return "How far it got on this server is not known (its durable state is missing)";
+	if (had_below > spec->counter.start)
+	{
+		if ((seq_bits < 63 && had_below >= (UINT64CONST(1) << seq_bits)) ||
+			idgen_counter_local_bound(spec, had_below) >= spec->counter.limit)
+			return "None of its values lies above those the old definition handed out on this server";
+		spec->counter.start = had_below;
+		spec->counter.first = idgen_counter_local_bound(spec, had_below);
+		*raised = true;
+	}
+	if (idgen_spec_counter_overlap(spec, had, node_id, had_below))
+		return "Its seq field lies in other bits, so the new IDs could be ones the old definition issued";
 	return NULL;
 }

@@ -112,7 +112,7 @@ ok($node->poll_query_until('postgres',
 	'the keeper re-creates the extension');
 like(error_of($node,
 		q{SELECT idgen_create_generator('kept', 'time:41 tag:7=122 node:10 seq:5')}),
-	qr/^42710: generator "kept" was defined before with another layout/,
+	qr/^42710: generator "kept" already exists on this server with another definition/,
 	're-creating a running name with another layout: 42710');
 is(error_of($node,
 		q{SELECT idgen_create_generator('kept', 'time:41 tag:7=121 node:10 seq:5')}),
