@@ -84,7 +84,7 @@ my @expected = qw(
   idgen_generator_remaining idgen_generator_range
   idgen_shard_released idgen_shards_released);
 is(join(' ', sort keys %series), join(' ', sort @expected),
-	'the queries file defines exactly the series docs/operations.md lists');
+	'the queries file defines exactly the series this test checks');
 
 # ---- the server ----
 
@@ -105,6 +105,9 @@ my ($section) = $docs =~ /^## Monitoring\n(.*?)(?=^## )/ms;
 my @blocks = ($section // '') =~ /^```sql\n(.*?)^```$/msg;
 ok(@blocks >= 7, 'docs/operations.md has a Monitoring section with its queries')
   or diag scalar(@blocks) . ' sql blocks';
+my @undocumented = grep { ($section // '') !~ /`\Q$_\E[`{]/ } sort keys %series;
+ok(!@undocumented, 'the Monitoring section names every series of the file')
+  or diag "not named: @undocumented";
 my $setup = shift(@blocks) // '';
 like($setup, qr/CREATE ROLE prometheus LOGIN/, 'its first block creates the role prometheus');
 
