@@ -57,18 +57,47 @@ IDGEN_APT_LOCK=/var/lock/idgen-apt.lock
 # (flock -o: the lock is not passed on to apt-get, nor to a daemon that a
 # package's maintainer script starts, which would hold it for good.)
 apt_locked() { flock -o "$IDGEN_APT_LOCK" "$@"; }
+# Packages whose service must not start when they are installed:
+# Debian's prometheus-postgres-exporter starts one listening on every
+# interface (port 9187); t/081_exporter.pl runs the binary itself, on
+# loopback.  These are installed in an apt-get call of their own during
+# which /usr/sbin/policy-rc.d answers 101 ("action forbidden"), which
+# invoke-rc.d and deb-systemd-invoke obey, so no maintainer script starts
+# a service; the file is written only if there is none (Docker's images
+# ship one that does the same) and removed again after that call.  The
+# service is then disabled, so that it does not start at the next boot
+# either.
+IDGEN_NO_SERVICE_PACKAGES="prometheus-postgres-exporter"
 install_packages() {
-	local want="build-essential libcurl4-openssl-dev libipc-run-perl faketime libfaketime postgresql-common $*"
-	local missing=""
+	local want="build-essential libcurl4-openssl-dev libipc-run-perl faketime libfaketime postgresql-common $IDGEN_NO_SERVICE_PACKAGES $*"
+	local missing="" plain="" held=""
 	for p in $want; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
 	done
-	if [ -n "$missing" ]; then
-		say "installing from Debian:$missing"
-		apt_locked bash -c 'apt-get update -qq &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null' \
-			_ $missing
-	fi
+	[ -n "$missing" ] || return 0
+	for p in $missing; do
+		case " $IDGEN_NO_SERVICE_PACKAGES " in
+			*" $p "*) held="$held $p" ;;
+			*) plain="$plain $p" ;;
+		esac
+	done
+	say "installing from Debian:$missing"
+	apt_locked bash -c '
+		set -e
+		plain=$1 held=$2 policy=/usr/sbin/policy-rc.d
+		install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null; }
+		apt-get update -qq
+		[ -z "$plain" ] || install $plain
+		[ -n "$held" ] || exit 0
+		if [ ! -e "$policy" ]; then
+			trap "rm -f $policy" EXIT
+			printf "#!/bin/sh\n# scripts/common.sh of idgen, for one apt-get call: start no service\nexit 101\n" >"$policy"
+			chmod 755 "$policy"
+		fi
+		install $held
+		for p in $held; do
+			[ ! -e "/etc/init.d/$p" ] || update-rc.d "$p" disable >/dev/null 2>&1 || true
+		done' _ "$plain" "$held"
 }
 
 # Make PostgreSQL $1 available (scripts/pg.sh installs or builds it) and

@@ -170,7 +170,7 @@ run_version() {
 	local version=$1 t0=$SECONDS passed=0 failed=0 report="" label="PostgreSQL $1"
 	local work t_build t_citus had_citus tap_log assertions=""
 	say "PostgreSQL $version"
-	extra_env=(IDGEN_NODE_REQUIRED=1 IDGEN_ETCD_REQUIRED=1 IDGEN_NPM_CACHE="$npm_cache")
+	extra_env=(IDGEN_NODE_REQUIRED=1 IDGEN_ETCD_REQUIRED=1 IDGEN_EXPORTER_REQUIRED=1 IDGEN_NPM_CACHE="$npm_cache")
 	if [ "$version" = 15 ]; then
 		extra_env+=(IDGEN_PGBOUNCER_REQUIRED=1 IDGEN_PARTMAN_REQUIRED=1 IDGEN_PATRONI_REQUIRED=1)
 	fi
