@@ -72,7 +72,19 @@ SELECT idgen_grant_generator('regress_priv', 'regress_idgen_app');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_revoke_generator('regress_priv', 'regress_idgen_app');
 \echo :LAST_ERROR_SQLSTATE
+-- the status of named generators is the view's to give: the function it
+-- reads refuses a role that may not read the view, as the view does
+SELECT count(*) FROM idgen_generator_status;
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FROM idgen_generator_status_rows();
+\echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
+GRANT SELECT ON idgen_generator_status TO regress_idgen_app;
+SET ROLE regress_idgen_app;
+SELECT count(*) >= 0 AS readable FROM idgen_generator_status;
+SELECT count(*) >= 0 AS readable FROM idgen_generator_status_rows();
+RESET ROLE;
+REVOKE SELECT ON idgen_generator_status FROM regress_idgen_app;
 SELECT count(*) AS regress_priv_defined FROM idgen_generator_status WHERE name = 'regress_priv';
 -- those grants are in this database: DROP OWNED here revokes them
 DROP OWNED BY regress_idgen_app;

@@ -1041,6 +1041,20 @@ idgen_generator_status_rows(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	uint32		n;
 	int64		now_unix = idgen_clock_unix_ms();
+	Oid			view;
+
+	/*
+	 * Whoever may read the view may call the function it reads, and no
+	 * one else: the function's EXECUTE is PUBLIC's, as a view's functions
+	 * run with the privileges of its reader.
+	 */
+	view = get_relname_relid("idgen_generator_status", idgen_extension_schema());
+	if (!superuser() &&
+		(!OidIsValid(view) || pg_class_aclcheck(view, GetUserId(), ACL_SELECT) != ACLCHECK_OK))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for view idgen_generator_status"),
+				 errhint("Grant SELECT on the view idgen_generator_status to the role that reads it.")));
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (idgen_shared == NULL)
