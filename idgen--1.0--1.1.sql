@@ -252,6 +252,16 @@ COMMENT ON FUNCTION idgen_drop_generator(text, boolean) IS
 
 REVOKE EXECUTE ON FUNCTION idgen_drop_generator(text, boolean) FROM PUBLIC;
 
+CREATE FUNCTION idgen_restart_generator(name text, start bigint DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_restart_generator'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION idgen_restart_generator(text, bigint) IS
+'restart a counter generator at start (default: its definition''s), even below values it handed out, as ALTER SEQUENCE ... RESTART (superuser, in idgen.database)';
+
+REVOKE EXECUTE ON FUNCTION idgen_restart_generator(text, bigint) FROM PUBLIC;
+
 -- Not STRICT: a NULL name or shard is an error, never a NULL key.
 CREATE FUNCTION idgen_next(name text)
 RETURNS bigint

@@ -425,6 +425,7 @@ typedef struct IdgenCounterPlan
 static int	counter_plan_n = 0;
 static IdgenCounterPlan *counter_plan = NULL;
 static bool counter_plan_parking = false;	/* exact values of a stopping keeper */
+static bool counter_plan_restart = false;	/* exact values of restarts */
 
 /* Start an empty plan; returns how many slots there are to look at. */
 static uint32
@@ -437,6 +438,7 @@ idgen_counter_plan_begin(bool parking)
 										  sizeof(IdgenCounterPlan) * idgen_max_generators);
 	counter_plan_n = 0;
 	counter_plan_parking = parking;
+	counter_plan_restart = false;
 	pg_read_barrier();
 	return n;
 }
@@ -531,7 +533,11 @@ idgen_registry_write_counters(Oid relid)
 				 * exact next value; one above that was restored since the
 				 * last load (or written but never published): kept.
 				 */
-				if (counter_plan_parking)
+				if (counter_plan_restart)
+				{
+					/* the superuser's restart: exactly there */
+				}
+				else if (counter_plan_parking)
 				{
 					if (row > pg_atomic_read_u64(&slot->counter_reserved))
 						counter_plan[p].reserved = Max(row, counter_plan[p].reserved);
@@ -721,8 +727,8 @@ idgen_registry_plan_parking(void)
  * The parked counters' exact next values are committed: record them in
  * the file too, lowering its bounds, so that the next start takes them.
  */
-void
-idgen_registry_floors_exact(void)
+static void
+idgen_counter_floors_set_exact(void)
 {
 	idgen_counter_floors_read();
 	for (int p = 0; p < counter_plan_n; p++)
@@ -738,5 +744,72 @@ idgen_registry_floors_exact(void)
 	}
 	if (counter_plan_n > 0)
 		idgen_counter_floors_write();
+}
+
+void
+idgen_registry_floors_exact(void)
+{
+	idgen_counter_floors_set_exact();
 	counter_plan_n = 0;
+}
+
+/*
+ * Counters a committed idgen_restart_generator() (definitions.c) asked to
+ * restart: each is switched off under its lock ("parked", as by a
+ * stopping keeper), set to its new next value, and its published
+ * reservation lowered to that; a transaction holding values it took ahead
+ * before cannot commit them (counter_floor_epoch).  The caller writes the
+ * plan exactly (idgen_registry_write_counters), commits durably, and calls
+ * idgen_registry_publish_restarts(), which records them in the file and
+ * switches them on.  A failure between leaves them parked until the next
+ * extension, which takes the durable row as it is.  Returns how many.
+ */
+int
+idgen_registry_plan_restarts(void)
+{
+	uint32		n = idgen_counter_plan_begin(false);
+
+	counter_plan_restart = true;
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
+		IdgenGenerator *gen = &idgen_registry_gens[i].gen;
+		uint64		at = pg_atomic_exchange_u64(&slot->restart_at, 0);
+
+		/* dropped or refused since: nothing runs to restart */
+		if (at == 0 || slot->spec.time_field >= 0 || slot->retired ||
+			!slot->state_loaded || slot->state_missing ||
+			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+			continue;
+		SpinLockAcquire(&gen->mutex);
+		slot->parked = true;
+		gen->owned = false;
+		gen->at.next = at - 1;
+		SpinLockRelease(&gen->mutex);
+		pg_atomic_write_u64(&slot->counter_reserved, at - 1);
+		pg_atomic_write_u64(&slot->counter_want, at - 1);	/* the old line's */
+		pg_atomic_write_u64(&slot->counter_wake, 0);
+		pg_write_barrier();
+		pg_atomic_fetch_add_u32(&slot->counter_floor_epoch, 1);
+		counter_plan[counter_plan_n].slot = i;
+		counter_plan[counter_plan_n].reserved = at - 1;
+		counter_plan_n++;
+	}
+	/* a caller waiting for a reservation looks again */
+	ConditionVariableBroadcast(&idgen_shared->keeper.keeper.cv);
+	return counter_plan_n;
+}
+
+/* The restarts planned are durable: the file follows, then the callers. */
+void
+idgen_registry_publish_restarts(void)
+{
+	idgen_counter_floors_set_exact();
+	for (int p = 0; p < counter_plan_n; p++)
+		ereport(LOG,
+				(errmsg("idgen keeper: counter \"%s\" restarted at " UINT64_FORMAT,
+						idgen_registry_slots[counter_plan[p].slot].name,
+						idgen_counter_value(&idgen_registry_slots[counter_plan[p].slot].spec.counter,
+											counter_plan[p].reserved))));
+	idgen_registry_publish_counters();
 }

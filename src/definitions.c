@@ -75,6 +75,8 @@ typedef struct IdgenPendingState
 								 * a new row, which only the keeper installs */
 	int			slot;			/* only if the name's slot is still this one
 								 * (-1: whichever it is) */
+	uint64		restart;		/* idgen_restart_generator(): its local value
+								 * plus one, asked of slot (0: none) */
 	SubTransactionId subid;
 } IdgenPendingState;
 
@@ -94,6 +96,27 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 			IdgenPendingState *p = lfirst(lc);
 			int			i;
 
+			if (p->restart != 0)
+			{
+				/*
+				 * The keeper restarts it, if the name still runs there;
+				 * meanwhile it is switched off ("parked": callers are told
+				 * to retry), so that no value of the old line is handed
+				 * out after this commit.
+				 */
+				if (idgen_registry_find(p->name) == p->slot)
+				{
+					IdgenGenerator *gen = &idgen_registry_gens[p->slot].gen;
+
+					SpinLockAcquire(&gen->mutex);
+					idgen_registry_slots[p->slot].parked = true;
+					gen->owned = false;
+					SpinLockRelease(&gen->mutex);
+					pg_atomic_write_u64(&idgen_registry_slots[p->slot].restart_at,
+										p->restart);
+				}
+				continue;
+			}
 			if (!p->apply)
 				continue;
 			i = idgen_registry_find(p->name);
@@ -172,7 +195,7 @@ idgen_registry_require_committed(const char *name)
 	{
 		IdgenPendingState *p = lfirst(lc);
 
-		if (strcmp(p->name, name) == 0)
+		if (strcmp(p->name, name) == 0 && p->restart == 0)
 			last = p;
 	}
 	if (last != NULL && last->state == IDGEN_SLOT_ACTIVE)
@@ -211,6 +234,7 @@ idgen_registry_at_commit(const char *name, IdgenSlotState state, bool apply,
 	p->state = state;
 	p->apply = apply;
 	p->slot = slot;
+	p->restart = 0;
 	p->subid = GetCurrentSubTransactionId();
 	pending_states = lappend(pending_states, p);
 	MemoryContextSwitchTo(oldcxt);
@@ -770,6 +794,114 @@ idgen_create_generator(PG_FUNCTION_ARGS)
 	else
 		idgen_insert_definition(name, &spec, table, &row, !PG_ARGISNULL(9));
 	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * idgen_restart_generator(name, start DEFAULT NULL): restart a counter at
+ * "start" (default: its definition's), the first value of its stripes at
+ * or above it, even below values it handed out: the superuser's explicit
+ * choice, as ALTER SEQUENCE ... RESTART.  IDs it issued before may then be
+ * issued again.  In a shared ID space it may not meet another member.
+ * Takes effect when the transaction commits, once the keeper has recorded
+ * it durably (in the table and the data directory's file); a node id's
+ * lease record keeps its higher bound.  Superuser, in idgen.database.
+ */
+PG_FUNCTION_INFO_V1(idgen_restart_generator);
+Datum
+idgen_restart_generator(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	char	   *table;
+	IdgenSpec	spec;
+	IdgenSpec	was;
+	bool		dropped;
+	uint64		start;
+	uint64		first;
+	int			seq_bits;
+	int			slot;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	MemoryContext oldcxt;
+	IdgenPendingState *p;
+
+	idgen_require_superuser("idgen_restart_generator");
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("generator name must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	idgen_require_control_database("idgen_restart_generator");
+	idgen_refuse_in_recovery("idgen_restart_generator");
+	table = idgen_registry_table();
+	/* against creations, whose checks of a shared space read the starts */
+	LockRelationOid(idgen_registry_relid(), ShareRowExclusiveLock);
+	idgen_registry_check_table(idgen_registry_relid());
+
+	values[0] = CStringGetTextDatum(name);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf("SELECT " IDGEN_REG_COLUMNS
+									   " FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND dropped IS NULL FOR UPDATE",
+									   table),
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen_generator");
+	if (SPI_processed == 0 ||
+		!idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &spec, &dropped))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("generator \"%s\" does not exist", name)));
+	if (spec.time_field >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("generator \"%s\" is not a counter generator", name),
+				 errdetail("A time generator follows the clock; it has no position to restart.")));
+
+	seq_bits = spec.fields[spec.seq_field].bits;
+	if (!PG_ARGISNULL(1) &&
+		(PG_GETARG_INT64(1) < 0 ||
+		 (seq_bits < 63 && PG_GETARG_INT64(1) >= (int64) (UINT64CONST(1) << seq_bits))))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("start " INT64_FORMAT " is out of range for generator \"%s\"",
+						PG_GETARG_INT64(1), name),
+				 errdetail("Its seq field holds 0 to " UINT64_FORMAT ".",
+						   (seq_bits < 63 ? UINT64CONST(1) << seq_bits : UINT64CONST(1) << 63) - 1)));
+	start = PG_ARGISNULL(1) ? spec.counter.start : (uint64) PG_GETARG_INT64(1);
+	first = idgen_counter_local_bound(&spec, start);
+	if (first >= spec.counter.limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("generator \"%s\" has no value at or above " UINT64_FORMAT, name, start),
+				 errdetail("Its stripes end below it.")));
+
+	/* other members of its shared space must not meet its new values */
+	was = spec;
+	spec.counter.start = start;
+	spec.counter.first = first;
+	idgen_refuse_same_ids(name, &spec, table);
+
+	slot = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
+	if (slot < 0 || !idgen_spec_same(&idgen_registry_slots[slot].spec, &was) ||
+		pg_atomic_read_u32(&idgen_registry_slots[slot].state) != IDGEN_SLOT_ACTIVE ||
+		!idgen_registry_slots[slot].state_loaded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("generator \"%s\" does not run on this server yet", name),
+				 errdetail("The keeper restarts a counter that it runs."),
+				 errhint("Use it once (idgen_next), then restart it.")));
+	SPI_finish();
+
+	idgen_registry_register_callbacks();
+	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	p = palloc0(sizeof(IdgenPendingState));
+	strlcpy(p->name, name, sizeof(p->name));
+	p->state = IDGEN_SLOT_ACTIVE;
+	p->slot = slot;
+	p->restart = first + 1;
+	p->subid = GetCurrentSubTransactionId();
+	pending_states = lappend(pending_states, p);
+	MemoryContextSwitchTo(oldcxt);
 	PG_RETURN_VOID();
 }
 

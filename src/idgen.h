@@ -857,6 +857,8 @@ extern void idgen_registry_write_counters(Oid relid);
 extern void idgen_registry_publish_counters(void);
 extern int	idgen_registry_plan_parking(void);
 extern void idgen_registry_floors_exact(void);
+extern int	idgen_registry_plan_restarts(void);
+extern void idgen_registry_publish_restarts(void);
 
 /* counterissue.c: counter values taken ahead are durable by a statement's end */
 extern void idgen_counter_statement_end(void);

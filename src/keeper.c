@@ -578,6 +578,27 @@ idgen_keeper_persist_floors(void)
 }
 
 /*
+ * Restart the counters a committed idgen_restart_generator() asked for, in
+ * one durable commit, then record them in the file and switch them on.
+ */
+static void
+idgen_keeper_restart_counters(void)
+{
+	IdgenKeeperObjects objs;
+
+	if (idgen_registry_plan_restarts() == 0)
+		return;
+	idgen_keeper_begin("idgen keeper: restarting counters");
+	idgen_keeper_find_objects(&objs);
+	if (OidIsValid(objs.counters))
+		idgen_registry_write_counters(objs.counters);
+	idgen_keeper_commit_durably("a counter restart");
+	if (OidIsValid(objs.counters))
+		idgen_registry_publish_restarts();
+	ConditionVariableBroadcast(&KEEPER(idgen_shared)->cv);
+}
+
+/*
  * Extend the counter generators' reservations that run low or that a
  * caller waits for, in one durable commit, then publish them.
  */
@@ -617,6 +638,7 @@ idgen_keeper_tick(void)
 	int64		edge = Max(now, issued);
 
 	idgen_keeper_persist_floors();
+	idgen_keeper_restart_counters();
 	idgen_keeper_extend_counters();
 
 	/*

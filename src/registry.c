@@ -491,6 +491,7 @@ idgen_registry_install(const IdgenRegistryRow *row, int retire)
 	pg_atomic_init_u64(&slot->counter_want, 0);
 	pg_atomic_init_u64(&slot->counter_wake, PG_UINT64_MAX);
 	pg_atomic_init_u32(&slot->counter_floor_epoch, 0);
+	pg_atomic_init_u64(&slot->restart_at, 0);
 
 	/*
 	 * A counter is compared with dropped counters, which it may meet below

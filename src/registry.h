@@ -66,6 +66,13 @@ typedef struct IdgenNamedSlot
 	 * took ahead before that may lie below the floor, so its commit fails.
 	 */
 	pg_atomic_uint32 counter_floor_epoch;
+
+	/*
+	 * A committed idgen_restart_generator(): the local value to restart at,
+	 * plus one (0: none).  Set by the committing backend, taken by the
+	 * keeper (idgen_registry_plan_restarts).
+	 */
+	pg_atomic_uint64 restart_at;
 	/*
 	 * Who may draw from the generator besides superusers (table
 	 * idgen_generator_grant): PUBLIC, or these roles and their members.

@@ -4,7 +4,9 @@
 # pg_terminate_backend() parks the counters (55P03 meanwhile), and its
 # successor switches them on again where they stopped.  A state row
 # replaced by an older copy never lowers the floor: the data directory's
-# record wins at the next start, also right after a crash.
+# record wins at the next start, also right after a crash.  A superuser's
+# idgen_restart_generator() sets a counter back on purpose, and that holds
+# through a restart and a crash.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -140,6 +142,45 @@ ok($node->log_contains(qr/counter "c" resumes above \d+, where this server reser
 	'and the keeper says so, after this start');
 is($node->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT id) FROM ids'), 't',
 	'no value was handed out twice');
+
+# --- a restart below what was handed out: the superuser's explicit choice --
+# idgen_restart_generator() sets the counter back, as ALTER SEQUENCE ...
+# RESTART.  Until the keeper has recorded it, callers are told to retry
+# (55P03), never given a value of the old line; then it issues from its
+# new start, and a clean restart or a crash of the server resumes on the
+# new line (the data directory's record is lowered with the row), not
+# above the old one.
+my $high = draw(2000);
+cmp_ok($high, '>', 5000, 'the old line runs high');
+$node->safe_psql('postgres', q{SELECT idgen_restart_generator('c', 10)});
+is(next_value(), 10, 'after the restart the counter issues its new start first');
+$last = draw(99);
+$node->stop('immediate');
+$node->start;
+wait_for_keeper($node);
+$next = next_value();
+ok($next > $last && $next < $high,
+	'a crash right after resumes above the new line, below the old one (' . $next . ')');
+$last = draw(10);
+$node->restart;
+wait_for_keeper($node);
+$next = next_value();
+ok($next > $last && $next < $high, 'so does a restart of the server');
+
+$node->safe_psql('postgres', q{
+	CREATE ROLE plain LOGIN;
+	GRANT EXECUTE ON FUNCTION idgen_restart_generator(text, bigint) TO plain;
+	SELECT idgen_create_generator('t', 'time:41 node:10 seq:12');});
+like(error_of($node, q{SET ROLE plain; SELECT idgen_restart_generator('c', 0)}),
+	qr/^42501:/, 'a plain role may not restart a counter, even with EXECUTE');
+like(error_of($node, q{SELECT idgen_restart_generator('t')}),
+	qr/^42809: generator "t" is not a counter generator/, 'a time generator has nothing to restart');
+like(error_of($node, q{SELECT idgen_restart_generator('nope')}),
+	qr/^42704:/, 'an unknown name: 42704');
+like(error_of($node, q{SELECT idgen_restart_generator('c', 1099511627776)}),
+	qr/^22003:/, 'a start beyond its seq field: 22003');
+$next = next_value();
+ok($next > $last, 'refused restarts change nothing');
 
 $node->stop;
 done_testing();
