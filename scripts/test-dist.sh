@@ -68,22 +68,46 @@ work=$(mktemp -d /tmp/idgen-dist.XXXXXX)
 chmod 755 "$work"
 pgdir=$work/pg
 
+# The long steps (pgxn install, the suites) run in a process group of
+# their own, so that an interrupted run can end them (and the server of a
+# suite) at once: run them with "long", which waits for them.
+child=""
+long() {
+	setsid "$@" &
+	child=$!
+	wait "$child"
+	local rc=$?
+	child=""
+	return $rc
+}
 # The suites' servers stop when pg_regress ends; after an interrupted run
 # one may be left in the unpacked tree: stop it before removing the tree.
 cleanup() {
 	local pidfile
+	[ -z "$cleaned" ] || return 0
+	cleaned=1
+	if [ -n "$child" ]; then
+		kill -TERM -- "-$child" 2>/dev/null
+		wait "$child" 2>/dev/null
+	fi
 	for pidfile in "$work"/tar/*/tmp_check*/data/postmaster.pid; do
 		[ -f "$pidfile" ] || continue
 		runuser -u postgres -- "$pgdir/bin/pg_ctl" -D "$(dirname "$pidfile")" -m immediate -s stop || true
 	done
+	# (to the script's own output: a step's output may be redirected now)
 	if [ -n "$keep" ]; then
-		echo "work directory kept: $work"
+		echo "work directory kept: $work" >&3
 	else
 		rm -rf "$work"
 	fi
+	if [ -n "$interrupted" ]; then
+		echo "dist: FAILED: interrupted ($(duration $((SECONDS - t0))))" >&3
+	fi
 }
+exec 3>&1
+interrupted="" cleaned=""
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'interrupted=1; exit 130' INT TERM
 
 # META.json against the PGXN Meta Spec 1.0.  $1: the META.json, $2: the
 # unpacked distribution, $3: a file listing the archive's paths (relative
@@ -439,12 +463,12 @@ run() {
 	echo "$("$pg_config" --version) in $pgdir, no idgen file in $pkglibdir or $extdir"
 
 	# 6. Install from the zip with pgxn, offline.
-	say "pgxn install ./$zip"
+	say "pgxn install $zip"
 	log=$work/install.log
-	if ! (cd "$clone/dist" && pgxn install --mirror http://127.0.0.1:9/ --make make \
-		--pg_config "$pg_config" "./$zip") >"$log" 2>&1; then
+	if ! long pgxn install --mirror http://127.0.0.1:9/ --make make \
+		--pg_config "$pg_config" "$clone/dist/$zip" >"$log" 2>&1; then
 		tail -n 40 "$log"
-		fail "pgxn install ./$zip failed"
+		fail "pgxn install $zip failed"
 		return 1
 	fi
 	grep -E '^(INFO|WARNING|ERROR)' "$log"
@@ -457,7 +481,7 @@ run() {
 	say "make installcheck TAP_TESTS= in the unpacked $tgz"
 	chown -R postgres: "$work/tar"
 	log=$work/regress.log
-	runuser -u postgres -- make -C "$srcdir" -s PG_CONFIG="$pg_config" installcheck TAP_TESTS= >"$log" 2>&1
+	long runuser -u postgres -- make -C "$srcdir" -s PG_CONFIG="$pg_config" installcheck TAP_TESTS= >"$log" 2>&1
 	rc=$?
 	cat "$log"
 	f=$(find "$srcdir" \( -name '*.so' -o -name '*.o' -o -name '*.bc' \) -print)
@@ -479,6 +503,8 @@ run() {
 
 dist_name="" nfiles="" meta_status="" regress_passed="" iso_passed=""
 run
+# the work directory goes (or is kept) before the last line
+cleanup
 took=$(duration $((SECONDS - t0)))
 if [ -n "$failed" ]; then
 	echo "dist: FAILED: $failed ($took)"
