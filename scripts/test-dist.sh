@@ -23,7 +23,7 @@
 #  5. A clean PostgreSQL: a private copy of PG_CONFIG's installation (a
 #     source build, which is relocatable) with every idgen file taken out;
 #     nothing is ever installed into the installation itself.
-#  6. "pgxn install ./idgen-VERSION.zip" (Debian's pgxnclient) into that
+#  6. "pgxn install PATH/idgen-VERSION.zip" (Debian's pgxnclient) into that
 #     copy: it unpacks, builds and installs with no network (a local zip
 #     needs none; its mirror is set to a closed local port, so that any
 #     attempt to reach one would fail).
@@ -73,7 +73,7 @@ pgdir=$work/pg
 # suite) at once: run them with "long", which waits for them.
 child=""
 long() {
-	setsid "$@" &
+	setsid -w "$@" &
 	child=$!
 	wait "$child"
 	local rc=$?
