@@ -72,6 +72,43 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# "make dist": the release, made from what git has committed (HEAD), in
+# dist/ (which "make clean" leaves alone): idgen-VERSION.zip in PGXN's
+# layout (one top directory idgen-VERSION/), idgen-VERSION.tar.gz of the
+# same tree, and SHA256SUMS of both.  VERSION is META.json's; its
+# major.minor must be idgen.control's default_version.  It refuses a
+# checkout with uncommitted changes to tracked files, so that what ships
+# is what is committed.  What does not ship is marked export-ignore in
+# .gitattributes.  scripts/test-dist.sh tests the archives installed.
+DIST_VERSION = $(shell perl -MJSON::PP -0777 -ne 'print decode_json($$_)->{version} // ""' META.json 2>/dev/null)
+DIST_NAME = $(EXTENSION)-$(DIST_VERSION)
+DIST_DIR = dist
+
+.PHONY: dist
+dist:
+	@top=$$(git rev-parse --show-toplevel 2>/dev/null) && [ "$$(cd "$$top" && pwd -P)" = "$$(pwd -P)" ] && \
+		git rev-parse --verify -q HEAD >/dev/null || \
+		{ echo "make dist: $$(pwd -P) is not the top of a git checkout: the archives are made from what git has committed" >&2; exit 1; }
+	@[ -n "$(DIST_VERSION)" ] || \
+		{ echo "make dist: META.json has no version (or is not valid JSON)" >&2; exit 1; }
+	@control=$$(sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" $(EXTENSION).control); \
+	case "$(DIST_VERSION)" in \
+		"$$control".[0-9]*) ;; \
+		*) echo "make dist: META.json's version $(DIST_VERSION) is not $(EXTENSION).control's default_version ($$control) plus a patch level" >&2; exit 1 ;; \
+	esac
+	@git update-index -q --refresh >/dev/null 2>&1 || true; \
+	if ! git diff-index --quiet HEAD --; then \
+		echo "make dist: these tracked files have uncommitted changes; commit them (or stash them) first, so that what ships is what is committed:" >&2; \
+		git status --short --untracked-files=no >&2; \
+		exit 1; \
+	fi
+	@mkdir -p $(DIST_DIR)
+	rm -f $(DIST_DIR)/$(DIST_NAME).zip $(DIST_DIR)/$(DIST_NAME).tar.gz $(DIST_DIR)/SHA256SUMS
+	git archive --format=zip --prefix=$(DIST_NAME)/ -o $(DIST_DIR)/$(DIST_NAME).zip HEAD
+	git archive --format=tar.gz --prefix=$(DIST_NAME)/ -o $(DIST_DIR)/$(DIST_NAME).tar.gz HEAD
+	cd $(DIST_DIR) && sha256sum $(DIST_NAME).zip $(DIST_NAME).tar.gz >SHA256SUMS
+	@echo "make dist: $(DIST_DIR)/$(DIST_NAME).zip, $(DIST_DIR)/$(DIST_NAME).tar.gz and $(DIST_DIR)/SHA256SUMS, from commit $$(git rev-parse --short HEAD)"
+
 # PGXS tracks no header dependencies; every object sees the shared layout.
 $(OBJS): src/idgen.h src/compat.h
 

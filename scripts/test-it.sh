@@ -13,10 +13,14 @@
 # With 15 among the versions, it also builds the Debian package and tests
 # it installed (scripts/test-deb.sh), and runs the libFuzzer targets
 # (scripts/fuzz.sh): two more suites.  With 17, it runs idgen under the
-# sanitizers (scripts/sanitize.sh), one more.
+# sanitizers (scripts/sanitize.sh), one more.  With 18, it tests the
+# release archives (scripts/test-dist.sh: make dist, idgen installed from
+# the zip, the pg_regress and isolation suites from the tarball), one
+# more.
 #
 # The versions run at the same time, in lanes of their own: 15 then the
-# package then the fuzz targets; 17 then the sanitizers; 18.  A version
+# package then the fuzz targets; 17 then the sanitizers; 18 then the
+# release archives.  A version
 # built from source (17, 18) is built in its lane, while 15's suites run.
 # Within a version the TAP tests run IDGEN_TEST_JOBS at a time (default
 # 3; prove -j).  Their servers, etcd and services take ports through
@@ -29,7 +33,8 @@
 # once every lane has ended (a line a minute says what is running).  Then
 # a summary per version, with its count of TAP assertions, and one line
 # "suites: N passed, M failed" (three suites per version, the package,
-# the sanitizers and the fuzz targets); exits non-zero if any suite
+# the sanitizers, the fuzz targets and the release archives); exits
+# non-zero if any suite
 # failed.  On failure it shows the diffs and the failing TAP logs and
 # keeps that version's test directory.
 set -euo pipefail
@@ -318,14 +323,33 @@ run_fuzz() {
 	fi
 }
 
+# The release archives (scripts/test-dist.sh): make dist in a fresh clone
+# of HEAD, the checksums, META.json against the PGXN Meta Spec, pgxn
+# install of the zip into a private copy of PostgreSQL 18 with no idgen in
+# it, and the pg_regress and isolation suites from the unpacked tarball
+# against that installation.  One more suite, in the lane of 18; its
+# PostgreSQL is scripts/pg.sh's 18, as use_pg finds it.
+run_dist() {
+	local log=$state/dist.log
+	say "release archives (make dist)"
+	if PG_CONFIG="" bash "$IDGEN_SRC/scripts/test-dist.sh" >"$log" 2>&1; then
+		result passed 1
+	else
+		result failed 1
+	fi
+	cat "$log"
+	result summary "$(tail -n 1 "$log")"
+}
+
 # A lane: what runs after what.  15 takes its package and the fuzz
-# targets, 17 the sanitizers.
+# targets, 17 the sanitizers, 18 the release archives.
 run_lane() {
 	lane=$1
 	run_version "$1"
 	case $1 in
 		15) run_deb; run_fuzz ;;
 		17) run_sanitizers ;;
+		18) run_dist ;;
 	esac
 }
 
