@@ -15,6 +15,7 @@
 #   <!-- fails: 42501 -->             the block must fail with this SQLSTATE
 #   <!-- needs: pg_partman -->        run only where that extension is
 #                                      installed; listed as skipped elsewhere
+#   <!-- needs: PostgreSQL 17 -->     run only on that major version or later
 #   <!-- not run: needs etcd -->      not run here, for the reason given
 #
 # A comment right before a block that is none of these fails the test, so
@@ -48,14 +49,15 @@ sub sql_blocks
 	while ($i < @lines)
 	{
 		my $line = $lines[$i];
-		if ($line =~ /^```(\w*)\s*$/ && $1 ne '')
+		if ($line =~ /^(\s*)```(\w*)\s*$/ && $2 ne '')
 		{
-			my ($lang, $start) = ($1, $i + 1);
+			# a fence may be indented, in a list item; so is its body
+			my ($indent, $lang, $start) = ($1, $2, $i + 1);
 			my @body;
 			$i++;
-			while ($i < @lines && $lines[$i] !~ /^```\s*$/)
+			while ($i < @lines && $lines[$i] !~ /^\s*```\s*$/)
 			{
-				push @body, $lines[$i];
+				push @body, $lines[$i] =~ s/^\Q$indent\E//r;
 				$i++;
 			}
 			my $text = join("\n", @body) . "\n";
@@ -78,15 +80,15 @@ sub sql_blocks
 			$i++;
 			next;
 		}
-		elsif ($line =~ /^```/)
+		elsif ($line =~ /^\s*```/)
 		{
 			# an unlabelled fence: skip to its end
 			$i++;
-			$i++ while $i < @lines && $lines[$i] !~ /^```\s*$/;
+			$i++ while $i < @lines && $lines[$i] !~ /^\s*```\s*$/;
 			undef $comment;
 			undef $last_sql;
 		}
-		elsif ($line =~ /^<!--\s*(.*?)\s*-->\s*$/)
+		elsif ($line =~ /^\s*<!--\s*(.*?)\s*-->\s*$/)
 		{
 			$comment = $1;
 		}
@@ -131,8 +133,10 @@ sub shape
 	my @lines;
 	for my $l (split /\n/, $text)
 	{
+		$l =~ s/^psql:\S*?:\d+: //;    # where psql read the statement
 		$l =~ s/\d+/N/g;
 		$l =~ s/N(?:[.:]N)+/N/g;
+		1 while $l =~ s/N[-+]N/N/g;    # dates, times with their zone
 		$l =~ s/-{2,}/-/g;
 		$l =~ s/\s+/ /g;
 		$l =~ s/^ | $//g;
@@ -160,6 +164,7 @@ sub in_order
 # the PostgreSQL under test: installcheck puts its bindir first in PATH
 my $sharedir = `pg_config --sharedir`;
 chomp $sharedir;
+my ($major) = `pg_config --version` =~ /PostgreSQL (\d+)/;
 my (@skipped, $total, $ran);
 
 for my $page (@pages)
@@ -187,7 +192,15 @@ for my $page (@pages)
 			push @skipped, "$where: $d->{'not run'}";
 			next;
 		}
-		if (defined $d->{needs})
+		if (defined $d->{needs} && $d->{needs} =~ /^PostgreSQL (\d+)$/)
+		{
+			if ($major < $1)
+			{
+				push @skipped, "$where: needs PostgreSQL $1, this is $major";
+				next;
+			}
+		}
+		elsif (defined $d->{needs})
 		{
 			my $ext = $d->{needs};
 			unless (-e "$sharedir/extension/$ext.control")
