@@ -43,7 +43,7 @@ my ($ret, $out, $err) = $node->psql('first_screen', "\\set QUIET off\n" . ($scre
 	on_error_stop => 1, extra_params => [ '-P', 'format=aligned', '-P', 'tuples_only=off' ]);
 is($ret, 0, 'the first screen\'s SQL runs without error in a new database') or diag $err;
 # a row: an ID, a time with milliseconds (psql drops trailing zeros), node 1
-my $row = qr/^ *\d+ \| \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,3})?[-+]\d\d \| +1$/;
+my $row = qr/^ *\d+ +\| \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,3})?[-+]\d\d +\| +1$/;
 my @shown = grep { /\S/ } split /\n/, $screen_out // '';
 my @printed = grep { /\S/ } split /\n/, $out;
 my @head = map { [ /^\s*(\S+)\s*\|\s*(\S+)\s*\|\s*(\S+)\s*$/ ] } grep { /\|/ && !/\d/ } @shown, @printed;
