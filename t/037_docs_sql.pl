@@ -235,7 +235,7 @@ for my $page (@pages)
 		if (defined $d->{fails})
 		{
 			my ($ret, $out, $err) = $node->psql($db, "\\set VERBOSITY verbose\n$b->{sql}",
-				on_error_stop => 1, extra_params => \@as);
+				on_error_stop => 1, timeout => scaled(120), extra_params => \@as);
 			my ($state) = $err =~ /ERROR:\s+(\w{5}):/;
 			is($state // "no error ($ret)", $d->{fails},
 				"$where: fails with $d->{fails}, as the page says") or diag $err;
@@ -243,7 +243,7 @@ for my $page (@pages)
 		}
 		# psql as a reader runs it: aligned, with headers and command tags
 		my ($ret, $out, $err) = $node->psql($db, "\\set QUIET off\n$b->{sql}",
-			on_error_stop => 1,
+			on_error_stop => 1, timeout => scaled(120),
 			extra_params => [ @as, '-P', 'format=aligned', '-P', 'tuples_only=off' ]);
 		is($ret, 0, "$where: runs without error"
 			  . (defined $role ? " as $role" : '') . " in database $db") or diag $err;
