@@ -3,10 +3,13 @@
 \pset footer off
 \echo
 \echo '--- a table keyed by snowflake_id(), the time decoded into a generated column'
-CREATE EXTENSION idgen;
+CREATE EXTENSION IF NOT EXISTS idgen;
+-- A stored column gets the epoch written out (this server's idgen.epoch):
+-- the one-argument snowflake_id_time(id) reads the setting, and would
+-- store other times on a server with another epoch.
 CREATE TABLE orders (
     id         bigint PRIMARY KEY DEFAULT snowflake_id(),
-    created_at timestamptz GENERATED ALWAYS AS (snowflake_id_time(id)) STORED,
+    created_at timestamptz GENERATED ALWAYS AS (snowflake_id_time(id, '2024-01-01+00')) STORED,
     item       text NOT NULL
 );
 INSERT INTO orders (item) VALUES ('coffee'), ('tea'), ('cake');

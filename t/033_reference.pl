@@ -2,8 +2,9 @@
 # of the extension is named in docs/reference.md, every setting idgen
 # defines in docs/configuration.md, and every ```sql block of the
 # reference runs as written, in order, in one session with ON_ERROR_STOP,
-# in a database of the user's on a server with idgen preloaded.  So a new
-# function cannot ship undocumented and an example cannot go stale.
+# in a database of the user's on a server with idgen preloaded, and the
+# trigger example inserts a row.  So a new function cannot ship
+# undocumented and an example cannot go stale.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -61,6 +62,11 @@ for my $i (0 .. $#blocks)
 	ok($ran, 'example ' . ($i + 1) . ' of docs/reference.md runs without error, in the session of those before it')
 	  or diag($i == $last ? $err : $i > $last ? 'not reached: an earlier example failed' : '');
 }
+
+# the trigger example inserted a row, with the shard its user_id gives
+is($node->safe_psql('shop',
+		q{SELECT count(*) FILTER (WHERE instagram_id_shard(id) = user_id % 8192) || '/' || count(*) FROM likes}),
+	'1/1', 'the trigger example inserts a row, keyed in the shard of its user');
 
 $node->stop;
 done_testing();
