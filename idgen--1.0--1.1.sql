@@ -5,7 +5,7 @@
 
 --
 -- Moving an instagram shard between servers without a window for
--- duplicates (see README, "Moving a shard").
+-- duplicates (docs/several-servers.md, "Logical shards").
 --
 
 -- Durable floors set by instagram_id_advance(), and releases made by
@@ -224,7 +224,7 @@ COMMENT ON TABLE idgen_counter_state IS
 'idgen: durable reservations of counter generators; kept by the keeper';
 REVOKE ALL ON TABLE idgen_counter_state FROM PUBLIC;
 -- pg_dump carries it with the definitions: a counter restored without its
--- state would be refused (restored elsewhere, see README)
+-- state would be refused (docs/backup.md)
 SELECT pg_catalog.pg_extension_config_dump('idgen_counter_state', '');
 
 CREATE FUNCTION idgen_create_generator(name text, layout text,
@@ -389,8 +389,8 @@ CREATE VIEW idgen_generator_status AS SELECT * FROM idgen_generator_status_rows(
 COMMENT ON VIEW idgen_generator_status IS
 'named generators loaded on this server: definition and live state';
 -- ==== For applications: text forms and adopting idgen on existing
--- ==== tables (issue 12; README "IDs in JSON", "Adopting idgen on an
--- ==== existing table").  Batches and UUIDs are in their own sections.
+-- ==== tables (docs/applications.md, "IDs in JSON", "Adopting idgen on
+-- ==== an existing table").  Batches and UUIDs are in their own sections.
 --
 
 -- Fixed-width text forms whose byte order (COLLATE "C") is the numeric
@@ -711,7 +711,7 @@ END
 $convert$;
 
 COMMENT ON FUNCTION idgen_convert_column(regclass, name, text) IS
-'give a serial, bigserial, identity or DEFAULT nextval() column an idgen DEFAULT (''snowflake'' or ''instagram:<shard>''), widening it and its referencing columns to bigint and dropping its own sequence';
+'give a serial, bigserial, identity or DEFAULT nextval() column an idgen DEFAULT (''snowflake'', ''instagram:<shard>'' or a named generator''s name), widening it and its referencing columns to bigint and dropping its own sequence';
 
 -- The node-id lease in etcd (idgen.lease_endpoints): its state, id, node
 -- id, how long generation may go on without another renewal, who holds
