@@ -205,6 +205,11 @@ for my $page (@pages)
 			my $ext = $d->{needs};
 			unless (-e "$sharedir/extension/$ext.control")
 			{
+				# where the scripts install it (IDGEN_PARTMAN_REQUIRED for
+				# pg_partman), its absence is a failure, not a skip
+				my $required = 'IDGEN_' . uc($ext =~ s/^pg_//r) . '_REQUIRED';
+				fail("$where: needs $ext, which $required says is installed")
+				  if $ENV{$required};
 				push @skipped, "$where: needs $ext, not installed here";
 				next;
 			}
