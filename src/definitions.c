@@ -539,6 +539,36 @@ idgen_definition_row(const char *name, const IdgenSpec *spec,
 }
 
 /*
+ * A dropped name re-created with definition spec after had (NULL: a row
+ * that no longer parses), whose values lie below "below": continue its
+ * line (idgen_redefinition_problem), raising a counter's start into the
+ * row to be stored, with a NOTICE, or refuse (42710) with the reason.
+ */
+static void
+idgen_continue_line(const char *name, const IdgenSpec *had, IdgenSpec *spec,
+					uint64 below, IdgenDefinitionRow *row)
+{
+	bool		raised = false;
+	const char *problem = had != NULL ?
+		idgen_redefinition_problem(had, spec, below, &raised) :
+		"Its stored definition no longer parses";
+
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("generator \"%s\" cannot be re-created with this definition", name),
+				 errdetail("%s.", problem),
+				 errhint("Create it with its old definition, or choose another name.")));
+	if (raised)
+	{
+		row->values[9] = Int64GetDatum((int64) spec->counter.start);
+		ereport(NOTICE,
+				(errmsg("generator \"%s\" begins at " UINT64_FORMAT " (\"start\"), above the values its old definition handed out on this server",
+						name, spec->counter.start)));
+	}
+}
+
+/*
  * Re-create a dropped generator, whose row is locked in SPI's tuple table.
  * With the same definition it is un-dropped, and switched on at commit.
  * With another, the row takes the new definition, which must continue the
@@ -554,8 +584,6 @@ idgen_undrop_definition(const char *name, IdgenSpec *spec,
 	IdgenSpec  *had = palloc(sizeof(IdgenSpec));
 	bool		dropped = false;
 	bool		parsed = idgen_row_spec(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, had, &dropped);
-	const char *problem;
-	bool		raised;
 	uint64		below = PG_UINT64_MAX;
 	int			slot;
 	Oid			state_types[2] = {TEXTOID, INT8OID};
@@ -605,21 +633,7 @@ idgen_undrop_definition(const char *name, IdgenSpec *spec,
 			below = idgen_slot_dropped_below(slot, had, !isnull,
 											 isnull ? 0 : (uint64) DatumGetInt64(reserved));
 	}
-	problem = parsed ? idgen_redefinition_problem(had, spec, below, &raised) :
-		"Its stored definition no longer parses";
-	if (problem != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("generator \"%s\" cannot be re-created with this definition", name),
-				 errdetail("%s.", problem),
-				 errhint("Create it with its old definition, or choose another name.")));
-	if (raised)
-	{
-		row->values[9] = Int64GetDatum((int64) spec->counter.start);
-		ereport(NOTICE,
-				(errmsg("generator \"%s\" begins at " UINT64_FORMAT " (\"start\"), above the values its old definition handed out on this server",
-						name, spec->counter.start)));
-	}
+	idgen_continue_line(name, parsed ? had : NULL, spec, below, row);
 	idgen_refuse_same_ids(name, spec, table);
 	if (SPI_execute_with_args(psprintf("UPDATE %s SET layout = $2, epoch = $3, unit_ms = $4, prefetch = $5, refill = $6, stripes = $7, owned = $8, segment = $9, start = $10, space = $11, dropped = NULL WHERE name OPERATOR(pg_catalog.=) $1", table),
 							  IDGEN_DEF_NCOLUMNS, row->argtypes, row->values,
@@ -661,8 +675,6 @@ idgen_insert_definition(const char *name, IdgenSpec *spec,
 	if (slot >= 0 && !idgen_spec_same(&idgen_registry_slots[slot].spec, spec))
 	{
 		const IdgenSpec *had = &idgen_registry_slots[slot].spec;
-		const char *problem;
-		bool		raised;
 
 		if (pg_atomic_read_u32(&idgen_registry_slots[slot].state) != IDGEN_SLOT_DROPPED)
 			ereport(ERROR,
@@ -672,22 +684,8 @@ idgen_insert_definition(const char *name, IdgenSpec *spec,
 					 errhint("Create it with the definition it runs, or choose another name.")));
 
 		/* dropped before the extension was: continue its line */
-		problem = idgen_redefinition_problem(had, spec,
-											 idgen_slot_dropped_below(slot, had, false, 0),
-											 &raised);
-		if (problem != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("generator \"%s\" cannot be re-created with this definition", name),
-					 errdetail("%s.", problem),
-					 errhint("Create it with its old definition, or choose another name.")));
-		if (raised)
-		{
-			row->values[9] = Int64GetDatum((int64) spec->counter.start);
-			ereport(NOTICE,
-					(errmsg("generator \"%s\" begins at " UINT64_FORMAT " (\"start\"), above the values its old definition handed out on this server",
-							name, spec->counter.start)));
-		}
+		idgen_continue_line(name, had, spec,
+							idgen_slot_dropped_below(slot, had, false, 0), row);
 		slot = -1;				/* the keeper installs it, retiring the old */
 	}
 
