@@ -550,7 +550,7 @@ idgen_continue_line(const char *name, const IdgenSpec *had, IdgenSpec *spec,
 {
 	bool		raised = false;
 	const char *problem = had != NULL ?
-		idgen_redefinition_problem(had, spec, below, &raised) :
+		idgen_redefinition_problem(had, spec, below, idgen_current_node_id(), &raised) :
 		"Its stored definition no longer parses";
 
 	if (problem != NULL)

@@ -474,7 +474,9 @@ idgen_registry_install(const IdgenRegistryRow *row, int retire)
 		IdgenSpec  *had = &idgen_registry_slots[retire].spec;
 		uint64		below = idgen_slot_dropped_below(retire, had, false, 0);
 		bool		raised;
-		const char *problem = idgen_redefinition_problem(had, &spec, below, &raised);
+		const char *problem = idgen_redefinition_problem(had, &spec, below,
+														 idgen_current_node_id(),
+														 &raised);
 
 		if (problem != NULL)
 		{

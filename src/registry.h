@@ -189,7 +189,8 @@ extern uint64 idgen_slot_dropped_below(int i, const IdgenSpec *spec,
 									   bool reserved_known, uint64 reserved);
 extern const char *idgen_redefinition_problem(const IdgenSpec *had,
 											  IdgenSpec *spec,
-											  uint64 had_below, bool *raised);
+											  uint64 had_below, int32 node_id,
+											  bool *raised);
 extern const char *idgen_collides_with(const char *name, const IdgenSpec *spec,
 									   int32 node_id, bool at_install,
 									   uint32 nslots);

@@ -312,13 +312,14 @@ idgen_collides_with(const char *name, const IdgenSpec *spec, int32 node_id,
  * spec's start is raised to it if need be, and *raised says so.  A time
  * generator must keep its time field (ticks of another epoch, unit or
  * position could land on the old IDs) and fix a bit that tells its IDs
- * from the old ones.  NULL if it may; otherwise why not, as a sentence.
+ * from the old ones, under node id node_id (the caller's
+ * idgen_current_node_id()).  NULL if it may; otherwise why not, as a
+ * sentence.
  */
 const char *
 idgen_redefinition_problem(const IdgenSpec *had, IdgenSpec *spec,
-						   uint64 had_below, bool *raised)
+						   uint64 had_below, int32 node_id, bool *raised)
 {
-	int32		node_id = idgen_current_node_id();
 	int			seq_bits;
 
 	*raised = false;
