@@ -209,6 +209,21 @@ SELECT idgen_create_generator('redef', 'top:3=2 seq:31', space => 'redef_line');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen_create_generator('redef', 'seq:31 top:3=2');
 \echo :LAST_ERROR_SQLSTATE
+-- a member of a shared space keeps its stored definition (the space's
+-- other members are checked against it), and the node id keeps its bits
+SELECT idgen_create_generator('redef_sp', 'top:3=3 seq:31', space => 'redef_sp');
+SELECT idgen_next('redef_sp') >= 0 AS drawn;
+SELECT idgen_drop_generator('redef_sp', force => true);
+SELECT idgen_create_generator('redef_sp', 'top:3=3 seq:31', stripes => 2, owned => '0',
+                              space => 'redef_sp');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('redef_node', 'worker:10 seq:40');
+SELECT idgen_next('redef_node') >= 0 AS drawn;
+SELECT idgen_drop_generator('redef_node', force => true);
+SELECT idgen_create_generator('redef_node', 'dc:2=1 worker:8 seq:40');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen_create_generator('redef_node', 'worker:10=4 seq:40');
+\echo :LAST_ERROR_SQLSTATE
 -- and a re-creation with the first definition continues above both
 SET client_min_messages = warning;
 SELECT idgen_create_generator('redef', 'top:3=1 seq:31');

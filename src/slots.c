@@ -302,6 +302,29 @@ idgen_collides_with(const char *name, const IdgenSpec *spec, int32 node_id,
 	return NULL;
 }
 
+/* Do two layouts hold the node id in the same fields, bit for bit? */
+static bool
+idgen_node_fields_same(const IdgenSpec *a, const IdgenSpec *b)
+{
+	int			i = 0;
+	int			j = 0;
+
+	for (;;)
+	{
+		while (i < a->nfields && a->fields[i].kind != IDGEN_FIELD_NODE)
+			i++;
+		while (j < b->nfields && b->fields[j].kind != IDGEN_FIELD_NODE)
+			j++;
+		if (i == a->nfields || j == b->nfields)
+			return i == a->nfields && j == b->nfields;
+		if (a->fields[i].shift != b->fields[j].shift ||
+			a->fields[i].bits != b->fields[j].bits)
+			return false;
+		i++;
+		j++;
+	}
+}
+
 /*
  * May a dropped generator's name be re-created with definition spec, after
  * definition had?  A name is one number line: it keeps its ID space and
@@ -327,6 +350,23 @@ idgen_redefinition_problem(const IdgenSpec *had, IdgenSpec *spec,
 		return had->space[0] == '\0' ?
 			"It was a number line of its own, and a name keeps its ID space" :
 			psprintf("It was in ID space \"%s\", and a name keeps its ID space", had->space);
+
+	/*
+	 * The other members of a shared space are compared with the stored
+	 * definitions of its dropped members: one replaced would be forgotten
+	 * (after a restart, nothing here holds its values).
+	 */
+	if (had->space[0] != '\0')
+		return psprintf("It belongs to the shared ID space \"%s\", whose members are checked against each dropped member's definition as stored; create a successor under another name in that space",
+						had->space);
+
+	/*
+	 * The node id must sit where it sat: moved, narrowed or replaced by a
+	 * constant, it could compose another node's IDs, which this server
+	 * cannot check, and a lease record would no longer follow it.
+	 */
+	if (!idgen_node_fields_same(had, spec))
+		return "Its node fields lay in other bits, so the new IDs could be another server's";
 	if ((had->time_field < 0) != (spec->time_field < 0))
 		return had->time_field < 0 ?
 			"It was a counter, and a name keeps its kind" :
