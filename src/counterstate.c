@@ -622,8 +622,12 @@ idgen_counter_unpark(int i)
 	IdgenGenerator *gen = &idgen_registry_gens[i].gen;
 
 	SpinLockAcquire(&gen->mutex);
-	slot->parked = false;
-	gen->owned = pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_ACTIVE;
+	/* a restart committed and not yet carried out keeps it off */
+	if (pg_atomic_read_u64(&slot->restart_at) == 0)
+	{
+		slot->parked = false;
+		gen->owned = pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_ACTIVE;
+	}
 	SpinLockRelease(&gen->mutex);
 }
 
@@ -760,9 +764,10 @@ idgen_registry_floors_exact(void)
  * reservation lowered to that; a transaction holding values it took ahead
  * before cannot commit them (counter_floor_epoch).  The caller writes the
  * plan exactly (idgen_registry_write_counters), commits durably, and calls
- * idgen_registry_publish_restarts(), which records them in the file and
- * switches them on.  A failure between leaves them parked until the next
- * extension, which takes the durable row as it is.  Returns how many.
+ * idgen_registry_publish_restarts(), which records them in the file,
+ * clears the requests and switches them on.  A round that fails leaves
+ * the requests, and the counters parked, for the next round.  Returns
+ * how many.
  */
 int
 idgen_registry_plan_restarts(void)
@@ -774,19 +779,24 @@ idgen_registry_plan_restarts(void)
 	{
 		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 		IdgenGenerator *gen = &idgen_registry_gens[i].gen;
-		uint64		at = pg_atomic_exchange_u64(&slot->restart_at, 0);
+		uint64		at = pg_atomic_read_u64(&slot->restart_at);
 
-		/* dropped or refused since: nothing runs to restart */
-		if (at == 0 || slot->spec.time_field >= 0 || slot->retired ||
-			!slot->state_loaded || slot->state_missing ||
-			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+		if (at == 0 || !slot->state_loaded)
 			continue;
+		/* dropped or refused since: nothing runs to restart */
+		if (slot->spec.time_field >= 0 || slot->retired || slot->state_missing ||
+			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+		{
+			pg_atomic_write_u64(&slot->restart_at, 0);
+			continue;
+		}
 		SpinLockAcquire(&gen->mutex);
 		slot->parked = true;
 		gen->owned = false;
 		gen->at.next = at - 1;
-		SpinLockRelease(&gen->mutex);
+		/* lowered only here, under the lock that callers read it under */
 		pg_atomic_write_u64(&slot->counter_reserved, at - 1);
+		SpinLockRelease(&gen->mutex);
 		pg_atomic_write_u64(&slot->counter_want, at - 1);	/* the old line's */
 		pg_atomic_write_u64(&slot->counter_wake, 0);
 		pg_write_barrier();
@@ -800,11 +810,22 @@ idgen_registry_plan_restarts(void)
 	return counter_plan_n;
 }
 
-/* The restarts planned are durable: the file follows, then the callers. */
+/*
+ * The restarts planned are durable: the file follows, then the callers.
+ * A request is cleared only now, so that a round that fails before leaves
+ * it for the next; one that a newer restart replaced meanwhile stays.
+ */
 void
 idgen_registry_publish_restarts(void)
 {
 	idgen_counter_floors_set_exact();
+	for (int p = 0; p < counter_plan_n; p++)
+	{
+		uint64		asked = counter_plan[p].reserved + 1;
+
+		(void) pg_atomic_compare_exchange_u64(&idgen_registry_slots[counter_plan[p].slot].restart_at,
+											  &asked, 0);
+	}
 	for (int p = 0; p < counter_plan_n; p++)
 		ereport(LOG,
 				(errmsg("idgen keeper: counter \"%s\" restarted at " UINT64_FORMAT,

@@ -89,6 +89,17 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 {
 	ListCell   *lc;
 
+	/*
+	 * A restart is carried out by this session's commit: a prepared
+	 * transaction may commit in another session, which would not know it.
+	 */
+	if (event == XACT_EVENT_PRE_PREPARE)
+		foreach(lc, pending_states)
+			if (((IdgenPendingState *) lfirst(lc))->restart != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that has restarted a counter generator")));
+
 	if (event == XACT_EVENT_COMMIT)
 	{
 		foreach(lc, pending_states)
@@ -108,12 +119,13 @@ idgen_registry_xact_callback(XactEvent event, void *arg)
 				{
 					IdgenGenerator *gen = &idgen_registry_gens[p->slot].gen;
 
+					/* the request first: an unpark meanwhile sees it */
+					pg_atomic_write_u64(&idgen_registry_slots[p->slot].restart_at,
+										p->restart);
 					SpinLockAcquire(&gen->mutex);
 					idgen_registry_slots[p->slot].parked = true;
 					gen->owned = false;
 					SpinLockRelease(&gen->mutex);
-					pg_atomic_write_u64(&idgen_registry_slots[p->slot].restart_at,
-										p->restart);
 				}
 				continue;
 			}
@@ -539,6 +551,29 @@ idgen_definition_row(const char *name, const IdgenSpec *spec,
 }
 
 /*
+ * A definition that replaces a dropped one while the server runs takes a
+ * slot of its own (the old one keeps its values until a restart): refuse
+ * (53400) where none is left, rather than commit a definition the keeper
+ * cannot run.  Racy by nature (the keeper fills slots), so only a hint.
+ */
+static void
+idgen_require_slot_room(const char *name, const IdgenSpec *spec)
+{
+	int			need = spec->shard_field < 0 ? 0 : 1 << spec->fields[spec->shard_field].bits;
+
+	if (idgen_registry_shm == NULL)
+		return;
+	if (pg_atomic_read_u32(&idgen_registry_shm->nslots) >= (uint32) idgen_max_generators ||
+		idgen_registry_shm->pool_used + need > idgen_max_generator_shards)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no room on this server for a new definition of generator \"%s\"", name),
+				 errdetail("Its old definition keeps its slot until the server restarts, and \"idgen.max_generators\" (%d) or \"idgen.max_generator_shards\" (%d) are used up.",
+						   idgen_max_generators, idgen_max_generator_shards),
+				 errhint("Restart the server, or raise those settings (a restart too), then create it again.")));
+}
+
+/*
  * A dropped name re-created with definition spec after had (NULL: a row
  * that no longer parses), whose values lie below "below": continue its
  * line (idgen_redefinition_problem), raising a counter's start into the
@@ -617,6 +652,7 @@ idgen_undrop_definition(const char *name, IdgenSpec *spec,
 	 * if this server runs that very definition (a slot of another, left
 	 * from a definition dropped with the extension, tells nothing of it).
 	 */
+	slot = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
 	if (parsed && had->time_field < 0)
 	{
 		bool		isnull = true;
@@ -628,12 +664,13 @@ idgen_undrop_definition(const char *name, IdgenSpec *spec,
 			elog(ERROR, "could not read idgen_counter_state");
 		if (SPI_processed > 0)
 			reserved = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		slot = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
 		if (slot < 0 || idgen_spec_same(&idgen_registry_slots[slot].spec, had))
 			below = idgen_slot_dropped_below(slot, had, !isnull,
 											 isnull ? 0 : (uint64) DatumGetInt64(reserved));
 	}
 	idgen_continue_line(name, parsed ? had : NULL, spec, below, row);
+	if (slot >= 0)
+		idgen_require_slot_room(name, spec);
 	idgen_refuse_same_ids(name, spec, table);
 	if (SPI_execute_with_args(psprintf("UPDATE %s SET layout = $2, epoch = $3, unit_ms = $4, prefetch = $5, refill = $6, stripes = $7, owned = $8, segment = $9, start = $10, space = $11, dropped = NULL WHERE name OPERATOR(pg_catalog.=) $1", table),
 							  IDGEN_DEF_NCOLUMNS, row->argtypes, row->values,
@@ -686,6 +723,7 @@ idgen_insert_definition(const char *name, IdgenSpec *spec,
 		/* dropped before the extension was: continue its line */
 		idgen_continue_line(name, had, spec,
 							idgen_slot_dropped_below(slot, had, false, 0), row);
+		idgen_require_slot_room(name, spec);
 		slot = -1;				/* the keeper installs it, retiring the old */
 	}
 

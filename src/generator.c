@@ -605,7 +605,7 @@ idgen_issue_counter_values(int i, uint64 count, uint64 limit,
 
 	for (;;)
 	{
-		uint64		reserved = pg_atomic_read_u64(&slot->counter_reserved);
+		uint64		reserved;
 		uint32		epoch = 0;
 		uint64		first;
 		uint64		need;
@@ -624,6 +624,14 @@ idgen_issue_counter_values(int i, uint64 count, uint64 limit,
 				ConditionVariableCancelSleep();
 			return IDGEN_SWITCHED_OFF;
 		}
+
+		/*
+		 * Under the lock: a restart (idgen_registry_plan_restarts) lowers
+		 * the reservation with the next value, switched off, in one
+		 * locked step; read before, an old reservation could cover a value
+		 * of the new line that no durable row covers.
+		 */
+		reserved = pg_atomic_read_u64(&slot->counter_reserved);
 		first = gen->at.next;
 		need = first + count;
 		if (likely(need <= reserved && need <= limit))

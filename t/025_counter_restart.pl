@@ -16,7 +16,8 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 
-my $node = idgen_node('counter_restart', conf => "idgen.node_id = 4\n");
+my $node = idgen_node('counter_restart',
+	conf => "idgen.node_id = 4\nmax_prepared_transactions = 2\n");
 $node->start;
 wait_for_keeper($node);
 $node->safe_psql('postgres', q{
@@ -128,8 +129,15 @@ is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM p_ids'
 $last = draw(3000);
 
 # The state row replaced by an older copy, then a crash before the keeper
-# looks again (it looks every 2 s): the data directory's record wins.
+# looks again: the data directory's record wins.  The keeper looks every
+# 2 s and would write the row back from memory, so it is stopped (SIGSTOP,
+# while idle between its transactions) from before the row is lowered
+# until the crash, whatever the machine's speed; the immediate stop kills
+# it (the postmaster sends SIGKILL to children that do not exit).
 my $lowered_at = -s $node->logfile;
+wait_keeper_idle();
+my $keeper = keeper_pid($node);
+kill 'STOP', $keeper or die "cannot stop the keeper ($keeper): $!";
 $node->safe_psql('postgres',
 	q{UPDATE idgen_counter_state SET reserved = 0 WHERE name = 'c'});
 $node->stop('immediate');
@@ -179,6 +187,9 @@ like(error_of($node, q{SELECT idgen_restart_generator('nope')}),
 	qr/^42704:/, 'an unknown name: 42704');
 like(error_of($node, q{SELECT idgen_restart_generator('c', 1099511627776)}),
 	qr/^22003:/, 'a start beyond its seq field: 22003');
+like(error_of($node, q{BEGIN; SELECT idgen_restart_generator('c', 0); PREPARE TRANSACTION 'restart'}),
+	qr/^0A000: cannot PREPARE a transaction that has restarted a counter generator/,
+	'a restart cannot be prepared (another session would commit it unknowing)');
 $next = next_value();
 ok($next > $last, 'refused restarts change nothing');
 
