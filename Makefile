@@ -124,3 +124,6 @@ ifneq ($(shell cat $(IDGEN_HOOKS_STAMP) 2>/dev/null),$(WITH_TEST_HOOKS))
 $(shell echo $(WITH_TEST_HOOKS) >$(IDGEN_HOOKS_STAMP))
 endif
 $(OBJS): $(IDGEN_HOOKS_STAMP)
+# ("make clean all" removes the stamp written while the Makefile was read)
+$(IDGEN_HOOKS_STAMP):
+	echo $(WITH_TEST_HOOKS) >$@
