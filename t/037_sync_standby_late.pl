@@ -118,6 +118,9 @@ my $keeper_waits_for_standby = sub {
 };
 my $receiver = $standby->safe_psql('postgres', 'SELECT pid FROM pg_stat_wal_receiver');
 like($receiver, qr/^\d+$/, 'the standby has a WAL receiver');
+# if the test dies while the receiver is stopped, it goes on, so that its
+# server can stop
+END { kill 'CONT', $receiver if $receiver && $receiver =~ /^\d+$/; }
 
 draw_until(sub { $calls >= 30 });
 
