@@ -22,6 +22,30 @@
 #              the other server
 #   reload     synchronous_commit, idgen.max_lead or idgen.reservation to
 #              another value, on the primary and the standby
+#   syncstall  stop the synchronous standby's WAL receiver (SIGSTOP) for
+#              half of the primary's idgen.reservation, then SIGCONT: the
+#              keeper's commits wait for it meanwhile
+#   keepercancel
+#              pg_cancel_backend() of the primary's keeper: its current
+#              query (or its wait) is cancelled, and it recovers in the
+#              same process
+#
+# (Node-id leases, and so an etcd that is away for a moment, are not part
+# of the soak: t/036 covers that fault alone.)
+#
+# syncstall and keepercancel are transient: they pass within the
+# reservation, so they must cost no caller an error (docs/operations.md,
+# "the keeper rides out trouble").  Before one, the injector waits until
+# the effects of the faults before it are over (settle_of below) and
+# every writing round began after that, so that the rounds it overlaps
+# have no other fault in effect; and every writing round connects with an
+# application_name of its own, soak_writer_<round>, so that each error in
+# the server logs is counted against the faults its round overlapped.
+#
+# The writers' commits wait for the synchronous standby; so that calls go
+# on while it is late, a drawer (one more pgbench client on the primary)
+# only reads: snowflake_id(), instagram_id(1) and (2) and the two named
+# generators, 100 times a second, storing nothing.
 #
 # pgbench gives up on a client at its first error and cannot reconnect,
 # so writers run in rounds of a few seconds, started again as soon as one
@@ -29,7 +53,8 @@
 # when the round started.  Before each fault the injector reads the
 # highest ID committed so far per generator (a snapshot); every ID of a
 # row whose round started after snapshot k must be above it, whatever
-# happened in between (restart, crash, promotion, clock step, shard move).
+# happened in between (restart, crash, promotion, clock step, shard move,
+# a late standby, a cancelled keeper).
 #
 # At the end it reads every committed row on the final primary (rows
 # committed with synchronous replication survive promotions) and on the
@@ -39,7 +64,12 @@
 # from a server (read, with its SQLSTATE, from the server logs) is one the
 # reference documents for these functions, or the connection loss a stop
 # or crash causes; no PANIC, failed assertion or process killed by a
-# signal we did not send.  It prints the run's figures.
+# signal we did not send; no caller error in a round whose only faults
+# in effect were transient ones, and the keeper the same process across
+# each of those.  It prints the run's figures, and per fault kind the
+# caller errors, by SQLSTATE, in the rounds that overlapped a fault of
+# that kind (all of them, and those where only transient faults were in
+# effect).
 #
 # IDGEN_SOAK=1 runs it (otherwise it is skipped: it takes minutes).
 # IDGEN_SOAK_SEED (default 20261126) fixes the faults and their moments;
@@ -246,10 +276,16 @@ for my $g (@gens)
 	append_to_file("$dir/$g.sql",
 		"INSERT INTO t_$g (label) SELECT :label FROM generate_series(1, 5);\n");
 }
+# The writers' commits wait for the synchronous standby, so while it is
+# late they draw no ID: a drawer that only reads draws on meanwhile, from
+# the primary's generators (its IDs are not stored).
+append_to_file("$dir/draw.sql", "SELECT snowflake_id(), instagram_id(1), instagram_id(2), "
+	  . "idgen_next('soak_time'), idgen_next('soak_ctr');\n");
 
 my $label = 0;        # snapshots taken (faults begun)
-my %round;            # writer => { h, file, started }
+my %round;            # writer => { h, started, n }
 my $rounds = 0;
+my @round_span;       # [n] => [ writer, started, ended ] of round n
 my $stopping = 0;
 
 sub start_round
@@ -261,35 +297,49 @@ sub start_round
 		($node, $clients) = ($primary, 4);
 		@scripts = grep { $_ ne 'ig9' || $shard9_owner eq 'cluster' } @gens;
 	}
+	elsif ($who eq 'drawer')
+	{
+		($node, $clients, @scripts) = ($primary, 1, 'draw');
+	}
 	else
 	{
 		return if $shard9_owner ne 'third';
 		($node, $clients, @scripts) = ($third, 1, 'ig9');
 	}
 	my $file = "$dir/pgbench_$who.log";
-	# the suite sets PGAPPNAME to the test's name; the writers get their own
-	local $ENV{PGAPPNAME} = 'soak_writer';
+	$rounds++;
+	# the suite sets PGAPPNAME to the test's name; the writers get their
+	# own, which tells their round in the server logs
+	local $ENV{PGAPPNAME} = "soak_writer_$rounds";
 	my $h = IPC::Run::start(
 		[ 'pgbench', '-n', '-c', $clients, '-j', ($clients > 1 ? 2 : 1), '-T', 3,
 		  '-R', $clients * 100,
 		  '-D', "label=$label",
-		  (map { ('-f', "$dir/$_.sql\@$weight{$_}") } @scripts),
+		  (map { ('-f', "$dir/$_.sql\@" . ($weight{$_} // 1)) } @scripts),
 		  $node->connstr('postgres') ],
 		'<', '/dev/null', '>>', $file, '2>>', $file, IPC::Run::timeout($timeout));
-	$round{$who} = { h => $h, started => time };
-	$rounds++;
+	$round{$who} = { h => $h, started => time, n => $rounds };
+	$round_span[$rounds] = [ $who, time, undef ];
+}
+
+# Round $r (of %round) is over: note when.
+sub round_ended
+{
+	my ($r) = @_;
+	$round_span[ $r->{n} ][2] = time;
 }
 
 # End the rounds that are over, and start new ones.
 sub tend_writers
 {
-	for my $who (qw(cluster third))
+	for my $who (qw(cluster third drawer))
 	{
 		my $r = $round{$who};
 		if ($r)
 		{
 			next if $r->{h}->pumpable;
 			eval { $r->{h}->finish; };
+			round_ended($r);
 			delete $round{$who};
 			# a round that could not even connect: let the server come up
 			next if time - $r->{started} < 0.5;
@@ -298,6 +348,8 @@ sub tend_writers
 	}
 }
 
+my $stopped_receiver;    # a WAL receiver the syncstall fault has stopped
+
 END
 {
 	# only our own pgbench processes, by their handles
@@ -305,6 +357,8 @@ END
 	{
 		eval { $r->{h}->kill_kill(grace => 1); };
 	}
+	# and a WAL receiver we stopped goes on, so that its server can stop
+	kill 'CONT', $stopped_receiver if $stopped_receiver;
 }
 
 # --- faults -------------------------------------------------------------------
@@ -335,6 +389,38 @@ my %reloads = (
 	'idgen.max_lead' => [qw(1s 2s 3s)],
 	'idgen.reservation' => [qw(500ms 1s 2s)]);
 
+# The primary's idgen.reservation, in ms.
+sub reservation_ms
+{
+	my ($value, $unit) = split /\|/,
+	  retry_sql($primary, "SELECT setting, unit FROM pg_settings WHERE name = 'idgen.reservation'");
+	die "idgen.reservation is in $unit" unless $unit eq 'ms';
+	return $value;
+}
+
+# Whether the primary's keeper waits for the synchronous standbys now.
+sub keeper_waits_for_standby
+{
+	return retry_sql($primary, q{SELECT count(*) > 0 FROM pg_stat_activity
+		WHERE backend_type = 'idgen keeper' AND wait_event = 'SyncRep'}) eq 't';
+}
+
+# The primary's log from byte $offset on.
+sub log_since
+{
+	my ($offset) = @_;
+	open my $fh, '<', $primary->logfile or die $primary->logfile . ": $!";
+	seek $fh, $offset, 0;
+	local $/;
+	my $text = <$fh>;
+	close $fh;
+	return $text // '';
+}
+
+# The keepers of the transient faults: "kind: before -> after" for each
+# fault after which the primary's keeper was another process.
+my @keeper_changed;
+
 sub restart_count
 {
 	my ($node) = @_;
@@ -354,7 +440,7 @@ my %fault = (
 		my ($pid, $before, $killed) = ('', 0, 0);
 		wait_until(sub {
 			$pid = retry_sql($primary, "SELECT pid FROM pg_stat_activity
-				WHERE application_name = 'soak_writer' AND backend_type = 'client backend' LIMIT 1");
+				WHERE application_name LIKE 'soak\\_writer\\_%' AND backend_type = 'client backend' LIMIT 1");
 			if ($pid ne '')
 			{
 				$before = restart_count($primary);
@@ -417,11 +503,95 @@ my %fault = (
 		set_and_reload($_, $name => $value) for $primary, $standby;
 		return "$name = $value";
 	},
+	# The standby answers late, for half the reservation: the keeper's
+	# commits (and the writers') wait meanwhile; callers go on within the
+	# reservation published before.  Whether the keeper was seen waiting
+	# for the standby is noted.
+	syncstall => sub {
+		my $ms = reservation_ms();
+		my $receiver = '';
+		wait_until(sub {
+			$receiver = retry_sql($standby, 'SELECT pid FROM pg_stat_wal_receiver');
+			return 1 if $receiver =~ /^\d+$/;
+			tend_writers();
+			return 0;
+		}) or die $standby->name . ' has no WAL receiver';
+		my $keeper = keeper_pid($primary);
+		kill 'STOP', $receiver or die "cannot stop the WAL receiver $receiver: $!";
+		$stopped_receiver = $receiver;
+		my $begin = time;
+		my $waited = 0;
+		while (time < $begin + $ms / 2000)
+		{
+			tend_writers();
+			$waited ||= keeper_waits_for_standby();
+			select(undef, undef, undef, 0.02);
+		}
+		kill 'CONT', $receiver;
+		undef $stopped_receiver;
+		my $held = time - $begin;
+		wait_until(sub { tend_writers(); !keeper_waits_for_standby() })
+		  or die 'the keeper still waits for the standby after SIGCONT';
+		my $after = keeper_pid($primary);
+		push @keeper_changed, "syncstall: $keeper -> $after" if $after ne $keeper;
+		return sprintf('WAL receiver %d of %s stopped for %.2f s, idgen.reservation %d ms; the keeper %s',
+			$receiver, $standby->name, $held, $ms,
+			$waited ? 'waited for it' : 'was not seen waiting');
+	},
+	# The keeper's query, or its wait, is cancelled: it recovers in the
+	# same process, after a pause of 1 s, keeping the reservation it
+	# published.  Over once a round has gone by.
+	keepercancel => sub {
+		my $keeper = keeper_pid($primary);
+		my $offset = -s $primary->logfile;
+		retry_sql($primary, "SELECT pg_cancel_backend($keeper)");
+		# recovered, or (a defect) exited and restarted
+		my $recovered;
+		wait_until(sub {
+			tend_writers();
+			$recovered = log_since($offset) =~ /idgen keeper: recovering from the error above/;
+			return $recovered || keeper_pid($primary) ne $keeper;
+		});
+		wait_until(sub {
+			tend_writers();
+			return retry_sql($primary, q{SELECT keeper_state = 'ready'
+				AND keeper_message = 'the reservation is durable' FROM idgen_status()}) eq 't';
+		}) or die 'the keeper did not recover from the cancel';
+		my $after = keeper_pid($primary);
+		push @keeper_changed, "keepercancel: $keeper -> $after" if $after ne $keeper;
+		my ($code, $message) = log_since($offset) =~ /\[$keeper\] (\S+) \S*\s*ERROR:\s+([^\n]*)/;
+		return "keeper $keeper cancelled ("
+		  . ($code ? "$code: $message" : 'no error logged') . '), '
+		  . ($recovered ? 'recovered' : 'no recovery logged')
+		  . ($after eq $keeper ? ' in the same process' : ", now $after");
+	},
 );
 # relative weights: promotions and clock steps are what most often break
 # ID order elsewhere
-my %weight_of = (immediate => 2, kill => 2, keeper => 1, clock => 3, promote => 2, shard => 2, reload => 2);
+my %weight_of = (immediate => 2, kill => 2, keeper => 1, clock => 3, promote => 2, shard => 2, reload => 2,
+	syncstall => 2, keepercancel => 2);
 my @kinds = map { ($_) x $weight_of{$_} } sort keys %weight_of;
+
+# The faults that pass within the reservation: no caller error.
+my %transient = (syncstall => 1, keepercancel => 1);
+
+# How long after it ends a fault may still cost callers errors: a clock
+# stepped back keeps calls failing until it has caught up with the IDs
+# issued (at most 5 s, less idgen.max_lead), and after the others the
+# rounds that overlapped them still run out.
+my %settle_of = (clock => 7, map { $_ => 2 } qw(immediate kill keeper promote shard reload));
+my $effect_until = 0;    # when the last non-transient fault's effects end
+my @fault_span;          # [ kind, begin, end ] of each fault
+
+# Before a transient fault: write until the effects of the faults before
+# it are over, and every round running began after that.
+sub wait_quiet
+{
+	wait_until(sub {
+		tend_writers();
+		return time >= $effect_until && !grep { $_->{started} < $effect_until } values %round;
+	}) or die 'the writers did not start afresh';
+}
 
 # --- the run ------------------------------------------------------------------
 my $start = time;
@@ -432,11 +602,15 @@ while (time < $start + $seconds)
 	if (time >= $next)
 	{
 		my $kind = $kinds[ int(rand(@kinds)) ];
+		wait_quiet() if $transient{$kind};
 		take_snapshot();
 		my $at = time - $start;
+		my $begin = time;
 		my $what = $fault{$kind}->();
+		push @fault_span, [ $kind, $begin, time ];
+		$effect_until = time + $settle_of{$kind} unless $transient{$kind};
 		$faults{$kind}++;
-		push @fault_log, sprintf('%3d %6.1f s %-9s %s (%.1f s)', $label, $at, $kind, $what,
+		push @fault_log, sprintf('%3d %6.1f s %-12s %s (%.1f s)', $label, $at, $kind, $what,
 			time - $start - $at);
 		note("fault $fault_log[-1]");
 		$next = time + 1 + rand(4);
@@ -447,6 +621,7 @@ $stopping = 1;
 for my $who (keys %round)
 {
 	eval { $round{$who}{h}->finish; };
+	round_ended($round{$who});
 	delete $round{$who};
 }
 my $elapsed = time - $start;
@@ -483,7 +658,7 @@ for my $src ([ $primary, \@gens ], [ $third, ['ig9'] ])
 }
 
 # --- the errors ---------------------------------------------------------------
-my (%client_errors, %other_errors, @unexpected, @crashes);
+my (%client_errors, %other_errors, @unexpected, @crashes, @round_errors);
 my $killed_by_9 = 0;
 for my $node (@all_nodes)
 {
@@ -499,9 +674,10 @@ for my $node (@all_nodes)
 		}
 		next unless $line =~ /\[\d+\] ([0-9A-Z]{5}) (.*?)\s*(ERROR|FATAL):\s+(.*)$/;
 		my ($code, $app, $level, $msg) = ($1, $2, $3, $4);
-		if ($app eq 'soak_writer')
+		if ($app =~ /^soak_writer_(\d+)$/)
 		{
 			$client_errors{"$level $code"}++;
+			$round_errors[$1]{"$level $code"}++;
 			my $ok = $level eq 'ERROR' ? $allowed_error{$code} : $allowed_fatal{$code};
 			push @unexpected, $node->name . ": $line" unless $ok;
 		}
@@ -512,7 +688,7 @@ for my $node (@all_nodes)
 	}
 }
 my %pgbench_seen;
-for my $who (qw(cluster third))
+for my $who (qw(cluster third drawer))
 {
 	my $file = "$dir/pgbench_$who.log";
 	next unless -e $file;
@@ -522,6 +698,39 @@ for my $who (qw(cluster third))
 		elsif ($line =~ /aborted in command|perhaps the backend died/) { $pgbench_seen{'aborted: connection lost'}++; }
 		elsif ($line =~ /^pgbench: error: connection to server/) { $pgbench_seen{'could not connect'}++; }
 	}
+}
+
+# --- errors by fault kind -----------------------------------------------------
+# Each round against the faults it overlapped: per kind, the rounds that
+# overlapped a fault of that kind and their errors; and the rounds where
+# only transient faults were in effect (none of another kind overlapped,
+# nor had ended less than its settle_of before).
+my (%kind_rounds, %kind_errors, %quiet_rounds, %quiet_errors);
+for my $n (1 .. $#round_span)
+{
+	my ($who, $started, $ended) = @{ $round_span[$n] };
+	$ended //= time;
+	my (%overlapped, $other);
+	for my $f (@fault_span)
+	{
+		my ($kind, $begin, $end) = @$f;
+		$overlapped{$kind} = 1 if $begin <= $ended && $end >= $started;
+		$other = 1
+		  if !$transient{$kind} && $begin <= $ended && $end + $settle_of{$kind} >= $started;
+	}
+	for my $kind (keys %overlapped)
+	{
+		$kind_rounds{$kind}++;
+		$kind_errors{$kind}{$_} += $round_errors[$n]{$_} for keys %{ $round_errors[$n] // {} };
+		next unless $transient{$kind} && !$other;
+		$quiet_rounds{$kind}++;
+		$quiet_errors{$kind}{$_} += $round_errors[$n]{$_} for keys %{ $round_errors[$n] // {} };
+	}
+}
+sub by_code
+{
+	my ($errors) = @_;
+	return join(', ', map { "$_ x$errors->{$_}" } sort keys %{ $errors // {} }) || 'none';
 }
 
 # --- figures and verdicts -----------------------------------------------------
@@ -535,6 +744,16 @@ diag(sprintf('rows: %d (%s)', $total, join(', ', map { "$_ " . ($rows{$_} // 0) 
 diag('client errors by SQLSTATE (server logs): '
 	  . (join(', ', map { "$_ $client_errors{$_}" } sort keys %client_errors) || 'none'));
 diag('pgbench saw: ' . (join(', ', map { "$_ $pgbench_seen{$_}" } sort keys %pgbench_seen) || 'nothing'));
+diag('caller errors in the rounds that overlapped a fault, by kind:');
+diag(sprintf('  %-12s %6s %7s  %s', 'kind', 'faults', 'rounds', 'errors by SQLSTATE'));
+for my $kind (sort keys %faults)
+{
+	diag(sprintf('  %-12s %6d %7d  %s', $kind, $faults{$kind}, $kind_rounds{$kind} // 0,
+		by_code($kind_errors{$kind})));
+	diag(sprintf('  %-12s %6s %7d  %s', '', '(alone)', $quiet_rounds{$kind} // 0,
+		by_code($quiet_errors{$kind}))) if $transient{$kind};
+}
+diag('  ((alone): the rounds where only transient faults were in effect)');
 diag('other sessions and processes: '
 	  . (join(', ', map { "$_ $other_errors{$_}" } sort keys %other_errors) || 'none'));
 diag('injector retries: ' . (join(', ', map { "$_ $injector_errors{$_}" } sort keys %injector_errors) || 'none'));
@@ -553,6 +772,25 @@ is(scalar(@unexpected), 0, 'every error a client got carries a documented SQLSTA
 is(scalar(@crashes), 0, 'no PANIC, failed assertion or process killed by a signal other than our SIGKILLs')
   or diag(join("\n", @crashes[ 0 .. ($#crashes < 9 ? $#crashes : 9) ]));
 cmp_ok($killed_by_9, '<=', $kills, 'only the backends we killed died of SIGKILL');
+# A defect found by this soak, not fixed yet: after an error that passes
+# by itself the keeper pauses 1 s (whatever idgen.reservation is) and then
+# loads everything again before it extends any reservation.  Meanwhile
+# callers can use up what is left of the time reservation (as little as a
+# quarter of idgen.reservation, 250 ms by default) and of a counter's
+# (its refill), wait idgen.max_wait and fail with 55P03: a cancel, which
+# lasts no time, costs some of them an error now and then.
+my %known_defect = (keepercancel =>
+	  'a cancelled keeper pauses 1 s and reloads before it extends the reservation: callers may run out of it (55P03)');
+for my $kind (sort keys %transient)
+{
+	next unless $faults{$kind};
+	cmp_ok($quiet_rounds{$kind} // 0, '>', 0,
+		"$kind: some rounds overlapped one with no other kind of fault in effect");
+	local $TODO = $known_defect{$kind};
+	is(by_code($quiet_errors{$kind}), 'none',
+		"$kind: no caller error in the rounds where only transient faults were in effect");
+}
+is(join(', ', @keeper_changed), '', 'the keeper was the same process before and after each transient fault');
 
 $_->stop('immediate') for grep { defined $_->{_pid} } @all_nodes;
 done_testing();
