@@ -889,7 +889,13 @@ idgen_keeper_recover(void)
 					 "the reservation is durable; the keeper's last round failed and is retried (%s: %s)",
 					 unpack_sql_state(edata->sqlerrcode), edata->message);
 		SpinLockRelease(&keeper->mutex);
-		delay_ms = 1000;
+
+		/*
+		 * Soon: callers live on what is left of the reservation, at worst
+		 * a quarter of idgen.reservation (250 ms by default).  Doubling
+		 * from 50 ms to 1 s while the error lasts.
+		 */
+		delay_ms = Min(1000L, 50L << Min(errors_in_a_row - 1, 5));
 	}
 	else
 	{
