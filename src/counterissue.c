@@ -148,7 +148,7 @@ idgen_counter_pending_note(int slot, uint64 need, uint32 word, uint32 epoch)
 										   "this server's claim on its node id changed since it took them");
 			if (counter_pending[p].epoch != epoch)
 				idgen_counter_pending_doom(p, false,
-										   "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
+										   "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record), or restarted by idgen_restart_generator()");
 			counter_pending[p].need = Max(counter_pending[p].need, need);
 			return;
 		}
@@ -205,7 +205,7 @@ idgen_counter_pending_wait(bool at_commit)
 		pg_read_barrier();		/* the epoch and word after the reservation */
 		if (pg_atomic_read_u32(&slot->counter_floor_epoch) != counter_pending[p].epoch)
 			idgen_counter_pending_doom(p, at_commit,
-									   "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record)");
+									   "the counter was raised to a floor from outside meanwhile (a restored state, or a lease record), or restarted by idgen_restart_generator()");
 		if (counter_pending[p].word != 0 &&
 			pg_atomic_read_u32(&idgen_shared->lease_word.word) !=
 			counter_pending[p].word)

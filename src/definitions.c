@@ -838,7 +838,7 @@ idgen_create_generator(PG_FUNCTION_ARGS)
  * "start" (default: its definition's), the first value of its stripes at
  * or above it, even below values it handed out: the superuser's explicit
  * choice, as ALTER SEQUENCE ... RESTART.  IDs it issued before may then be
- * issued again.  In a shared ID space it may not meet another member.
+ * issued again.  Not for a member of a shared ID space (0A000).
  * Takes effect when the transaction commits, once the keeper has recorded
  * it durably (in the table and the data directory's file); a node id's
  * lease record keeps its higher bound.  Superuser, in idgen.database.
@@ -850,7 +850,6 @@ idgen_restart_generator(PG_FUNCTION_ARGS)
 	char	   *name;
 	char	   *table;
 	IdgenSpec	spec;
-	IdgenSpec	was;
 	bool		dropped;
 	uint64		start;
 	uint64		first;
@@ -870,7 +869,7 @@ idgen_restart_generator(PG_FUNCTION_ARGS)
 	idgen_require_control_database("idgen_restart_generator");
 	idgen_refuse_in_recovery("idgen_restart_generator");
 	table = idgen_registry_table();
-	/* against creations, whose checks of a shared space read the starts */
+	/* one change of definitions at a time, as idgen_create_generator() */
 	LockRelationOid(idgen_registry_relid(), ShareRowExclusiveLock);
 	idgen_registry_check_table(idgen_registry_relid());
 
@@ -911,14 +910,19 @@ idgen_restart_generator(PG_FUNCTION_ARGS)
 				 errmsg("generator \"%s\" has no value at or above " UINT64_FORMAT, name, start),
 				 errdetail("Its stripes end below it.")));
 
-	/* other members of its shared space must not meet its new values */
-	was = spec;
-	spec.counter.start = start;
-	spec.counter.first = first;
-	idgen_refuse_same_ids(name, &spec, table);
-
+	/*
+	 * Not in a shared ID space: its other members are checked against a
+	 * dropped member's values from its stored start to its position, and
+	 * a restart hides those it handed out before.
+	 */
+	if (spec.space[0] != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("generator \"%s\" of the shared ID space \"%s\" cannot be restarted", name, spec.space),
+				 errdetail("The space's other members would no longer be kept from the values it handed out before."),
+				 errhint("Create a successor under another name in that space, with the \"start\" you want.")));
 	slot = idgen_registry_shm != NULL ? idgen_registry_find(name) : -1;
-	if (slot < 0 || !idgen_spec_same(&idgen_registry_slots[slot].spec, &was) ||
+	if (slot < 0 || !idgen_spec_same(&idgen_registry_slots[slot].spec, &spec) ||
 		pg_atomic_read_u32(&idgen_registry_slots[slot].state) != IDGEN_SLOT_ACTIVE ||
 		!idgen_registry_slots[slot].state_loaded)
 		ereport(ERROR,

@@ -822,8 +822,8 @@ static uint32 errors_in_a_row = 0;
 /*
  * After an error in the keeper's loop (longjmp from ereport): clean up as
  * PostgreSQL's own long-lived processes do, record the error, and pause
- * before the loop goes on: one second after an error that passes by
- * itself (idgen_keeper_failure_passes: a cancelled query, a lock or a
+ * before the loop goes on: 50 ms, doubling to 1 s, after an error that
+ * passes by itself (idgen_keeper_failure_passes: a cancelled query, a lock or a
  * synchronous standby that did not answer in time, etcd unreachable), and
  * then the state is left as it is; after any other, 2 s, 4 s, ... up to
  * IDGEN_KEEPER_MAX_BACKOFF_MS, and the keeper's state is "failed" with the

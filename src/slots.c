@@ -140,6 +140,13 @@ idgen_report_slot(int i)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("generator \"%s\" does not exist", slot->name),
 				 errdetail("It was dropped.")));
+	if (slot->parked && pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_ACTIVE &&
+		pg_atomic_read_u64(&slot->restart_at) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_IDGEN_RETRY),
+				 errmsg("counter generator \"%s\" is being restarted", slot->name),
+				 errdetail("idgen_restart_generator() committed; the keeper records the new position, then the counter issues from it."),
+				 errhint("Retry in a moment.  If this lasts, idgen_status() tells what the keeper is doing.")));
 	if (slot->parked && pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_ACTIVE)
 		ereport(ERROR,
 				(errcode(ERRCODE_IDGEN_RETRY),

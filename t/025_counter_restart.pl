@@ -183,6 +183,10 @@ like(error_of($node, q{SET ROLE plain; SELECT idgen_restart_generator('c', 0)}),
 	qr/^42501:/, 'a plain role may not restart a counter, even with EXECUTE');
 like(error_of($node, q{SELECT idgen_restart_generator('t')}),
 	qr/^42809: generator "t" is not a counter generator/, 'a time generator has nothing to restart');
+$node->safe_psql('postgres', q{SELECT idgen_create_generator('shared', 'seq:40', space => 'pool')});
+like(error_of($node, q{SELECT idgen_restart_generator('shared', 0)}),
+	qr/^0A000: generator "shared" of the shared ID space "pool" cannot be restarted/,
+	'a member of a shared ID space cannot restart (the space would forget its values)');
 like(error_of($node, q{SELECT idgen_restart_generator('nope')}),
 	qr/^42704:/, 'an unknown name: 42704');
 like(error_of($node, q{SELECT idgen_restart_generator('c', 1099511627776)}),
