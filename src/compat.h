@@ -64,20 +64,6 @@ idgen_decode_datetime(char **field, int *ftype, int nf, int *dtype,
 }
 
 /*
- * Whether roleid owns the extension ext_oid: a function of its own up to
- * PostgreSQL 15, the generic object_ownercheck() from 16 on.
- */
-static inline bool
-idgen_extension_ownercheck(Oid ext_oid, Oid roleid)
-{
-#if PG_VERSION_NUM >= 160000
-	return object_ownercheck(ExtensionRelationId, ext_oid, roleid);
-#else
-	return pg_extension_ownercheck(ext_oid, roleid);
-#endif
-}
-
-/*
  * A GUC check hook's "extra" is freed by the GUC machinery: with free() up
  * to PostgreSQL 15, with guc_free() (its own memory context) from 16 on.
  * Returns NULL when out of memory, which the check hook reports.

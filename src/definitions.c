@@ -29,7 +29,9 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "catalog/dependency.h"
 #include "catalog/pg_am_d.h"
+#include "catalog/pg_class_d.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -946,24 +948,28 @@ idgen_restart_generator(PG_FUNCTION_ARGS)
 }
 
 /*
- * Before DROP EXTENSION idgen in idgen.database (the ProcessUtility hook,
- * idgen.c): the named generators' definitions and grants live in the
- * extension's tables, and dropping it would lose them silently (the
- * grants at once, the definitions at the next start).  While a generator
- * is defined (not dropped), refuse as DROP ... RESTRICT refuses for a
- * dependent object (2BP01); with CASCADE, say what goes with it.
- * Anything else (another extension, another database, IF EXISTS with no
- * extension, idgen 1.0 without the table) is left to PostgreSQL.
+ * Before idgen's table idgen_generator in idgen.database is dropped (the
+ * object access hook, idgen.c): the named generators' definitions and
+ * grants live in the extension's tables, and dropping them would lose
+ * them silently (the grants at once, the definitions at the next start).
+ * The table goes only with the extension, and every statement that drops
+ * the extension comes here: DROP EXTENSION, DROP SCHEMA ... CASCADE of its
+ * schema, DROP OWNED BY its owner.  While a generator is defined (not
+ * dropped), refuse as DROP ... RESTRICT refuses for a dependent object
+ * (2BP01), unless the statement said CASCADE; then say what goes with it.
+ * Anything else (another table, another database, idgen 1.0 without the
+ * table) is left to PostgreSQL.
+ *
+ * The deletion has locked the table AccessExclusive already, after any
+ * creation in progress (ShareRowExclusiveLock to its commit,
+ * definitions.c) committed: a snapshot taken now sees it.
  */
 void
-idgen_check_drop_extension(Node *parsetree)
+idgen_check_drop_registry(Oid relid, bool cascade)
 {
-	DropStmt   *stmt;
-	ListCell   *lc;
-	bool		ours = false;
+	char	   *relname;
 	char	   *here;
 	Oid			extoid;
-	Oid			relid;
 	Relation	rel;
 	Snapshot	snapshot;
 	TableScanDesc scan;
@@ -971,37 +977,19 @@ idgen_check_drop_extension(Node *parsetree)
 	int			defined = 0;
 	StringInfoData names;
 
-	if (!IsA(parsetree, DropStmt))
-		return;
-	stmt = (DropStmt *) parsetree;
-	if (stmt->removeType != OBJECT_EXTENSION)
-		return;
-	foreach(lc, stmt->objects)
-	{
-		if (strcmp(strVal(lfirst(lc)), "idgen") == 0)
-			ours = true;
-	}
-	/* a standby refuses the drop itself, as a write during recovery */
-	if (!ours || RecoveryInProgress())
+	/* cheapest first: every table dropped anywhere comes by */
+	relname = get_rel_name(relid);
+	if (relname == NULL || strcmp(relname, "idgen_generator") != 0 ||
+		RecoveryInProgress() || idgen_database == NULL)
 		return;
 	here = get_database_name(MyDatabaseId);
-	if (here == NULL || idgen_database == NULL ||
-		strcmp(here, idgen_database) != 0)
+	if (here == NULL || strcmp(here, idgen_database) != 0)
 		return;
 	extoid = get_extension_oid("idgen", true);
-	/* only its owner may drop it: PostgreSQL tells anyone else (42501) */
-	if (!OidIsValid(extoid) || !idgen_extension_ownercheck(extoid, GetUserId()))
-		return;
-	relid = get_relname_relid("idgen_generator", idgen_extension_schema());
-	if (!OidIsValid(relid))
+	if (!OidIsValid(extoid) ||
+		getExtensionOfObject(RelationRelationId, relid) != extoid)
 		return;
 
-	/*
-	 * SHARE, held to the end of the transaction: a creation in progress
-	 * (ShareRowExclusiveLock to its commit, definitions.c) is waited for
-	 * and then seen, through a snapshot taken once the lock is ours; a
-	 * later one waits for the drop.
-	 */
 	initStringInfo(&names);
 	rel = table_open(relid, ShareLock);
 	if (!idgen_registry_columns_known(RelationGetDescr(rel)))
@@ -1036,7 +1024,7 @@ idgen_check_drop_extension(Node *parsetree)
 	if (defined > 5)
 		appendStringInfo(&names, " and %d more", defined - 5);
 
-	if (stmt->behavior == DROP_CASCADE)
+	if (cascade)
 	{
 		ereport(NOTICE,
 				(errmsg("drop cascades to %d named generator(s): %s", defined, names.data),
@@ -1048,7 +1036,7 @@ idgen_check_drop_extension(Node *parsetree)
 			 errmsg("cannot drop extension idgen because %d named generator(s) are defined in it: %s",
 					defined, names.data),
 			 errdetail("Their definitions and who may draw from them are kept in the extension's tables in this database (\"idgen.database\"); dropping it would lose them."),
-			 errhint("Drop them first with idgen_drop_generator(), or use DROP EXTENSION idgen CASCADE to drop them with it.  pg_dump keeps them, with the extension.")));
+			 errhint("Drop them first with idgen_drop_generator(), or add CASCADE to drop them with it.  pg_dump keeps them, with the extension.")));
 }
 
 /*

@@ -11,6 +11,9 @@
  * hooking the end of every statement (the executor's run, finish and
  * end, a utility command's end), where the counter values a statement
  * took ahead of the durable reservation are made durable (counterissue.c).
+ * The object access hook sees every table as it is dropped, so that no
+ * statement drops the named generators' definitions with the extension
+ * silently (idgen_check_drop_registry).
  *
  * IDENTIFICATION
  *	  src/idgen.c
@@ -19,6 +22,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/dependency.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class_d.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -37,6 +43,41 @@ static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
+
+/*
+ * Whether the utility statement running (the innermost) said CASCADE:
+ * the object access hook, which sees each object as it is dropped, does
+ * not know.  Set by each utility statement, back to its caller's after.
+ */
+static bool utility_cascade = false;
+
+/* DROP ... CASCADE and DROP OWNED ... CASCADE */
+static bool
+idgen_statement_cascades(Node *parsetree)
+{
+	if (IsA(parsetree, DropStmt))
+		return ((DropStmt *) parsetree)->behavior == DROP_CASCADE;
+	if (IsA(parsetree, DropOwnedStmt))
+		return ((DropOwnedStmt *) parsetree)->behavior == DROP_CASCADE;
+	return false;
+}
+
+/*
+ * Every drop of a table goes by here, before it is deleted: the named
+ * generators' table is kept from going silently (definitions.c), whatever
+ * statement drops the extension.
+ */
+static void
+idgen_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
+		(((ObjectAccessDrop *) arg)->dropflags & PERFORM_DELETION_INTERNAL) == 0)
+		idgen_check_drop_registry(objectId, utility_cascade);
+}
 
 /*
  * After each run: a portal returning rows may stay open after its rows
@@ -88,13 +129,16 @@ idgen_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 					 ParamListInfo params, QueryEnvironment *queryEnv,
 					 DestReceiver *dest, QueryCompletion *qc)
 {
-	idgen_check_drop_extension(pstmt->utilityStmt);
+	bool		outer_cascade = utility_cascade;
+
+	utility_cascade = idgen_statement_cascades(pstmt->utilityStmt);
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 							params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+	utility_cascade = outer_cascade;
 	if (!IsA(pstmt->utilityStmt, TransactionStmt))
 		idgen_counter_statement_end();
 }
@@ -118,4 +162,6 @@ _PG_init(void)
 	ExecutorEnd_hook = idgen_ExecutorEnd;
 	prev_ProcessUtility = ProcessUtility_hook;
 	ProcessUtility_hook = idgen_ProcessUtility;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = idgen_object_access;
 }

@@ -864,7 +864,7 @@ extern void idgen_registry_publish_restarts(void);
 extern void idgen_counter_statement_end(void);
 
 /* definitions.c: DROP EXTENSION idgen keeps no generator's definition */
-extern void idgen_check_drop_extension(Node *parsetree);
+extern void idgen_check_drop_registry(Oid relid, bool cascade);
 
 /*
  * Decoders refuse negative input (22023): no idgen layout produces one.

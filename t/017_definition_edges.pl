@@ -119,6 +119,34 @@ is($node->safe_psql('postgres', q{
 $node->safe_psql('elsewhere', 'CREATE EXTENSION idgen');
 is(error_of($node, 'DROP EXTENSION idgen', 'elsewhere'), 'no error',
 	'in a database other than idgen.database, DROP EXTENSION idgen drops it');
+# Other statements drop the extension too: DROP SCHEMA ... CASCADE of its
+# schema, and DROP OWNED BY its owner.  They are held to the same rule,
+# each in a transaction the test then rolls back.  The owner must not be
+# the bootstrap superuser, whose objects DROP OWNED refuses to touch: the
+# extension is created again by another superuser, with one generator.
+my $by_dba = q{
+	BEGIN;
+	CREATE ROLE dba SUPERUSER;
+	DROP EXTENSION idgen CASCADE;
+	SET ROLE dba;
+	CREATE EXTENSION idgen SCHEMA public;
+	SELECT idgen_create_generator('dba_kept', 'seq:20');
+	RESET ROLE;
+};
+like(error_of($node, "$by_dba DROP OWNED BY dba;"),
+	qr/^2BP01: cannot drop extension idgen because 1 named generator\(s\) are defined in it: dba_kept/,
+	'DROP OWNED BY the extension\'s owner with generators defined: 2BP01');
+like(error_report_of($node, "$by_dba DROP OWNED BY dba CASCADE; SELECT 1/0;"),
+	qr/NOTICE:\s+(?:\w{5}: )?drop cascades to 1 named generator\(s\): dba_kept/,
+	'DROP OWNED BY ... CASCADE drops it, saying which generators go with it');
+like(error_report_of($node, q{BEGIN; DROP SCHEMA public CASCADE; SELECT 1/0;}),
+	qr/NOTICE:\s+(?:\w{5}: )?drop cascades to \d+ named generator\(s\): .*kept/,
+	'DROP SCHEMA ... CASCADE of its schema says which generators go with it');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM idgen_generator WHERE name = 'kept';
+	SELECT count(*) FROM pg_roles WHERE rolname = 'dba'}),
+	"1\n0", 'and all of it was rolled back');
+
 # a dropped generator holds nothing back
 $node->safe_psql('postgres', q{SELECT idgen_drop_generator('kept', force => true)});
 
