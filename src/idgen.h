@@ -725,7 +725,8 @@ extern char *idgen_lease_user;
 extern char *idgen_lease_password_file;
 extern long idgen_lease_step(void);
 extern void idgen_lease_before_publish(int64 unix_ms);
-extern void idgen_lease_on_keeper_exit(bool shutdown);
+extern void idgen_lease_release(void);
+extern void idgen_lease_on_keeper_exit(void);
 extern void idgen_lease_record_counters(void);
 extern bool idgen_lease_claim_blocked(void);
 

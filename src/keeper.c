@@ -684,12 +684,12 @@ idgen_keeper_check_settings(void)
 
 /*
  * SIGTERM: the server shuts down, or an administrator stops the keeper.
- * Noted, so that the exit gives the node-id lease back at once.  Between
- * transactions of its loop the keeper stops at its next look
- * (idgen_keeper_stop_if_asked), as the autovacuum launcher does; in a
+ * Between transactions of its loop, and in its back-off, the keeper stops
+ * at its next look (idgen_keeper_stop_if_asked), as the autovacuum
+ * launcher does, and gives its node-id lease back on the way out; in a
  * transaction, which may wait for a lock or for synchronous standbys, or
- * before its loop, it dies at once, as any backend (counters then resume
- * at their reservation, as after a crash).
+ * while it connects, it dies at once, as any backend (counters then resume
+ * at their reservation, as after a crash, and the lease expires).
  */
 static volatile sig_atomic_t keeper_in_loop = false;
 
@@ -739,6 +739,7 @@ idgen_keeper_stop_if_asked(void)
 					(errmsg("idgen keeper: stopping; the counters resume where they stopped")));
 		}
 	}
+	idgen_lease_release();
 	proc_exit(1);
 }
 
@@ -747,7 +748,7 @@ idgen_keeper_on_exit(int code, Datum arg)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 
-	idgen_lease_on_keeper_exit(keeper_terminating);
+	idgen_lease_on_keeper_exit();
 
 	SpinLockAcquire(&keeper->mutex);
 	keeper->latch = NULL;
@@ -792,12 +793,22 @@ idgen_keeper_back_off(uint32 failures)
 	ereport(LOG,
 			(errmsg("idgen keeper: %u consecutive failures; next attempt in %ld ms",
 					failures, delay_ms + 1000)));
-	/* the latch may be set already, and is set by every signal */
+	/*
+	 * The latch may be set already, and is set by every signal.  A SIGTERM
+	 * here is waited for, as in the loop, so that the node id a previous
+	 * keeper held is given back (idgen_lease_release) on the way out.
+	 */
+	keeper_in_loop = true;
 	for (int64 until = idgen_clock_monotonic_ms() + delay_ms;;)
 	{
 		int64		remaining_ms = until - idgen_clock_monotonic_ms();
 
 		CHECK_FOR_INTERRUPTS();
+		if (keeper_terminating)
+		{
+			idgen_lease_release();
+			proc_exit(1);
+		}
 		if (remaining_ms <= 0)
 			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -805,6 +816,7 @@ idgen_keeper_back_off(uint32 failures)
 						 idgen_wait_event("IdgenKeeperMain", &wait_event_main));
 		ResetLatch(MyLatch);
 	}
+	keeper_in_loop = false;
 }
 
 /*

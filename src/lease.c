@@ -755,11 +755,17 @@ idgen_lease_before_publish(int64 unix_ms)
 }
 
 /*
- * The keeper is exiting.  Generation under the node id stops until a
- * keeper renews again.  On a shutdown, give the id back at once.
+ * The keeper stops cleanly (a SIGTERM between its rounds or in its
+ * back-off): give the node id back at once, so that the next holder need
+ * not wait out the TTL.  Called from the keeper's loop, never from its
+ * exit callback, which does no network I/O: a keeper that dies in a
+ * transaction, on an error or on a signal it cannot wait for leaves its
+ * lease to expire.  Bounded by two requests of IDGEN_LEASE_RELEASE_MS.
  */
+#define IDGEN_LEASE_RELEASE_MS 500
+
 void
-idgen_lease_on_keeper_exit(bool shutdown)
+idgen_lease_release(void)
 {
 	IdgenLease *lease;
 	int64		lease_id;
@@ -775,46 +781,35 @@ idgen_lease_on_keeper_exit(bool shutdown)
 	 * it composed in), so the lease is left to expire rather than revoked.
 	 */
 	if (pg_strcasecmp(idgen_node_id_string, "auto") == 0)
-		shutdown = false;
-	(void) pg_atomic_exchange_u32(&idgen_shared->lease_word.word, 0);
+		return;
 	lease = LEASE(idgen_shared);
-
-	/*
-	 * A keeper that never reached the loop (it was backing off after
-	 * failures, or could not connect to its database) has no connection to
-	 * etcd yet, but may have inherited a lease from the keeper before it:
-	 * set one up, so that the revoke below is not skipped.  Bounded, like
-	 * the revoke, by the request timeouts.
-	 */
-	if (shutdown)
-	{
-		SpinLockAcquire(&lease->mutex);
-		lease_id = lease->lease_id;
-		SpinLockRelease(&lease->mutex);
-		if (lease_id != 0 && !idgen_lease_connect())
-			shutdown = false;	/* cannot revoke: the lease expires */
-	}
-
 	SpinLockAcquire(&lease->mutex);
 	lease_id = lease->lease_id;
+	SpinLockRelease(&lease->mutex);
+
+	/*
+	 * A keeper stopped in its back-off has no connection to etcd yet, but
+	 * may have inherited a lease from the keeper before it: set one up.
+	 */
+	if (lease_id == 0 || !idgen_lease_connect())
+		return;					/* nothing to give back, or it expires */
+
+	/* nothing is issued under the id from here */
+	(void) pg_atomic_exchange_u32(&idgen_shared->lease_word.word, 0);
+	SpinLockAcquire(&lease->mutex);
 	node_id = lease->node_id;
 	recorded = lease->recorded_unix_ms;
-	if (shutdown)
-		lease->lease_id = 0;
-	lease->state = lease_id != 0 && !shutdown ? IDGEN_LEASE_LOST : IDGEN_LEASE_CLAIMING;
-	lease->holder_is_self = false;
-	lease->error_config = false;	/* the next keeper finds out afresh */
+	lease->lease_id = 0;
+	lease->state = IDGEN_LEASE_CLAIMING;
 	SpinLockRelease(&lease->mutex);
-	if (!shutdown || lease_id == 0)
-		return;
 
 	/*
 	 * Before the id is free: the record holds what we reserved.  It does
-	 * unless etcd was restored from a snapshot since our last renewal, and
-	 * the answer cannot be read here (the exit path parses nothing), so
-	 * write it blind, but only while our lease holds the node key and the
-	 * record was not written after our last write (a revision no higher):
-	 * a restored record is older, and lacks nothing we do not have.
+	 * unless etcd was restored from a snapshot since our last renewal; the
+	 * answer is not read here, so write it blind, but only while our lease
+	 * holds the node key and the record was not written after our last
+	 * write (a revision no higher): a restored record is older, and lacks
+	 * nothing we do not have.
 	 */
 	if (record_known)
 		(void) idgen_etcd_call("/v3/kv/txn",
@@ -825,6 +820,27 @@ idgen_lease_on_keeper_exit(bool shutdown)
 										idgen_lease_key("reservation", node_id), idgen_lease_record_rev + 1,
 										idgen_lease_key("reservation", node_id),
 										idgen_base64(idgen_lease_record_value(recorded))),
-							   1000);
-	idgen_etcd_revoke(lease_id, 1000);
+							   IDGEN_LEASE_RELEASE_MS);
+	idgen_etcd_revoke(lease_id, IDGEN_LEASE_RELEASE_MS);
+}
+
+/*
+ * The keeper is exiting.  Generation under the node id stops until a
+ * keeper renews again.  Shared memory only: no network I/O on an exit
+ * path (idgen_lease_release gave the id back if it could).
+ */
+void
+idgen_lease_on_keeper_exit(void)
+{
+	IdgenLease *lease;
+
+	if (!idgen_leases_on || idgen_shared == NULL)
+		return;
+	(void) pg_atomic_exchange_u32(&idgen_shared->lease_word.word, 0);
+	lease = LEASE(idgen_shared);
+	SpinLockAcquire(&lease->mutex);
+	lease->state = lease->lease_id != 0 ? IDGEN_LEASE_LOST : IDGEN_LEASE_CLAIMING;
+	lease->holder_is_self = false;
+	lease->error_config = false;	/* the next keeper finds out afresh */
+	SpinLockRelease(&lease->mutex);
 }
