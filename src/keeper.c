@@ -1088,8 +1088,13 @@ idgen_keeper_main(Datum main_arg)
 									   idgen_clock_monotonic_ms(), 0));
 			}
 
-			/* a whole round went by: an error recovered from has passed */
-			if (recovering)
+			/*
+			 * A whole round went by, loaded: an error recovered from has
+			 * passed.  A round whose load refused to go on (an epoch
+			 * changed, incomplete state) did not get past it: the next
+			 * error's pause keeps growing.
+			 */
+			if (recovering && loaded)
 				idgen_keeper_recovered();
 
 			(void) WaitLatch(MyLatch,
