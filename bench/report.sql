@@ -33,6 +33,18 @@ SELECT string_agg(format('%s %s', gen, round((net / (SELECT percentile_cont(0.5)
   FROM (SELECT gen, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms - floor_ms) AS net
           FROM bench.percall WHERE gen LIKE 'idgen_next%' GROUP BY gen) n;
 
+-- The net figures subtract a floor that varies from repetition to
+-- repetition by more than snowflake_id()'s own cost on a shared machine;
+-- the gross ratio within one repetition (same floor, measured moments
+-- apart) is the steadier comparison.
+\echo 'named generators: gross time per call relative to snowflake_id() in the same repetition, median (min..max)'
+SELECT string_agg(format('%s %s (%s..%s)', gen, round(med::numeric, 2), round(lo::numeric, 2), round(hi::numeric, 2)), ', ' ORDER BY gen)
+  FROM (SELECT p.gen, percentile_cont(0.5) WITHIN GROUP (ORDER BY p.ms / s.ms) AS med,
+               min(p.ms / s.ms) AS lo, max(p.ms / s.ms) AS hi
+          FROM bench.percall p
+          JOIN bench.percall s ON s.rep = p.rep AND s.gen = 'snowflake_id()'
+         WHERE p.gen LIKE 'idgen_next%' GROUP BY p.gen) r;
+
 \echo
 \echo '### batches of 1,000 delivered to one client over a Unix socket'
 \echo

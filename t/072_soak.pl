@@ -613,7 +613,9 @@ while (time < $start + $seconds)
 		push @fault_log, sprintf('%3d %6.1f s %-12s %s (%.1f s)', $label, $at, $kind, $what,
 			time - $start - $at);
 		note("fault $fault_log[-1]");
-		$next = time + 1 + rand(4);
+		# after a transient fault, the rounds it overlapped (3 s each) end
+		# before the next fault, so that some of them saw it alone
+		$next = time + ($transient{$kind} ? 4 : 1) + rand(4);
 	}
 	select(undef, undef, undef, 0.1);
 }
