@@ -570,9 +570,9 @@ idgen_require_slot_room(const char *name, const IdgenSpec *spec)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("no room on this server for a new definition of generator \"%s\"", name),
-				 errdetail("Its old definition keeps its slot until the server restarts, and \"idgen.max_generators\" (%d) or \"idgen.max_generator_shards\" (%d) are used up.",
+				 errdetail("Every name defined on this server, dropped or not, keeps a slot, and a new definition needs one of its own: \"idgen.max_generators\" (%d) or \"idgen.max_generator_shards\" (%d) are used up.",
 						   idgen_max_generators, idgen_max_generator_shards),
-				 errhint("Restart the server, or raise those settings (a restart too), then create it again.")));
+				 errhint("Raise those settings (a restart), then create it again.")));
 }
 
 /*

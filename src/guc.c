@@ -630,7 +630,7 @@ idgen_define_gucs(void)
 
 	DefineCustomIntVariable("idgen.max_generators",
 							"How many named generators shared memory holds.",
-							"Each takes about 5.5 kB; a name keeps its place until the server restarts, dropped or not.",
+							"Each takes about 5.5 kB; every name defined takes one, dropped or not, and a name created again with another definition takes a second one until the server restarts.",
 							&idgen_max_generators,
 							1024,
 							1,

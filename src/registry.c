@@ -8,8 +8,9 @@
  * in idgen.database: WAL-logged, replicated, in backups.  Rows are written
  * only by idgen_create_generator() and idgen_drop_generator(), superuser
  * functions that run in that database; a trigger forbids changing a
- * definition, and a dropped name keeps its row, so it can only ever be
- * re-created with the same definition.
+ * definition, and a dropped name keeps its row: created again, it takes
+ * the same definition, or another that continues its number line
+ * (idgen_redefinition_problem).
  *
  * The keeper loads the rows into shared memory (idgen_registry_load), so
  * that every database can use a generator by name.  Slots are never reused
