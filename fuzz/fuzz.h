@@ -5,13 +5,16 @@
  *
  * The targets call idgen's own base-layer code, compiled from src/ into
  * each target, outside any server: stubs.c stands in for the few backend
- * functions it calls.  An ERROR raised by that code (ereport, elog) is an
- * expected outcome for bad input: the stub longjmps back to the innermost
- * FUZZ_TRY or PG_TRY, as the server would; FUZZ_TRY then reports false.
- * An ERROR outside both aborts: a check hook's parser must not throw.  Anything else that goes
- * wrong, a sanitizer report, an Assert (compiled in), or a property the
- * target checks with FUZZ_CHECK, aborts, so that libFuzzer keeps the
- * input that did it.
+ * functions it calls.  The parsers return their problem rather than raise
+ * it (an IdgenProblem, a check hook's complaint, NULL with
+ * idgen_etcd_error), and the targets check what they return.  Where code
+ * raises an ERROR for bad input by design (the codecs, the clock's
+ * arithmetic, the raising wrappers of the parsers), the target calls it
+ * under FUZZ_TRY: the stub longjmps back to it, as the server would, and
+ * FUZZ_TRY reports false.  An ERROR outside FUZZ_TRY aborts: the parsers
+ * must not raise one.  Anything else that goes wrong, a sanitizer report,
+ * an Assert (compiled in), or a property the target checks with
+ * FUZZ_CHECK, aborts, so that libFuzzer keeps the input that did it.
  *
  * Memory palloc'd during one input is freed by fuzz_reset() at its end,
  * including what an ERROR left behind, so the leak checker sees only real
@@ -41,9 +44,9 @@ extern void fuzz_reset(void);
 extern char *fuzz_cstring(const unsigned char *data, size_t size);
 
 /*
- * Run stmt; evaluates to true if it returned, false if it raised an ERROR.
- * It is PG_TRY with the error state flushed, so the code under test may
- * use PG_TRY inside it.  Locals that stmt assigns and the caller reads
+ * Run stmt; evaluates to true if it returned, false if it raised an ERROR
+ * (whose SQLSTATE and message are then fuzz_last_sqlstate and
+ * fuzz_last_message).  Locals that stmt assigns and the caller reads
  * after an ERROR must be volatile, as under PG_TRY.
  */
 #define FUZZ_TRY(stmt) \
@@ -57,10 +60,7 @@ extern char *fuzz_cstring(const unsigned char *data, size_t size);
 			stmt; \
 		} \
 		else \
-		{ \
 			fuzz_ok_ = false; \
-			FlushErrorState(); \
-		} \
 		PG_exception_stack = fuzz_saved_; \
 		fuzz_ok_; \
 	})

@@ -74,6 +74,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	IdgenSpec	spec;
 	bool		epoch_given;
 	bool		unit_given;
+	IdgenProblem problem;
 	const IdgenField *t;
 	int			eff_bits;
 	int128_t	cap;
@@ -128,9 +129,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   in.epoch, epoch_ms, back);
 
 	/* a layout under that clock */
-	FUZZ_CHECK(FUZZ_TRY(idgen_parse_layout(layouts[in.layout % lengthof(layouts)], &spec,
-										   &epoch_given, &unit_given)),
-			   "layout \"%s\" refused", layouts[in.layout % lengthof(layouts)]);
+	FUZZ_CHECK(idgen_parse_layout_soft(layouts[in.layout % lengthof(layouts)], &spec,
+									   &epoch_given, &unit_given, &problem),
+			   "layout \"%s\" refused: %s", layouts[in.layout % lengthof(layouts)],
+			   problem.message);
 	idgen_spec_set_clock(&spec, epoch_ms, unit_ms);
 	t = &spec.fields[spec.time_field];
 	eff_bits = t->bits - (spec.width == 64 ? 1 : 0);

@@ -9,9 +9,10 @@
  * ("|region:3=5 node:4"), then the owned list as a user writes it
  * ("0-3, 5").  Without the line break there is no owned list (every
  * stripe is owned).  The counter is that of the layout "<fields>
- * seq:<seq_bits>".  Options the parser refuses must be
- * refused with 22023 or 22003.  Accepted options must be what counter.c
- * promises:
+ * seq:<seq_bits>".  Options the parser refuses must be refused without
+ * an ERROR, with a problem of SQLSTATE 22023 or 22003, which the raising
+ * parser the SQL functions call raises as it is.  Accepted options must be
+ * what counter.c promises:
  *
  *	- the owned stripes are ascending, distinct, below "stripes", at
  *	  least one; printed (idgen_counter_options_text) and parsed again
@@ -203,6 +204,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool		epoch_given;
 	bool		unit_given;
 	char	   *printed;
+	IdgenProblem problem;
 
 	if (size > 2048)
 		return -1;
@@ -223,7 +225,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	spec = palloc(sizeof(IdgenSpec));
 	again = palloc(sizeof(IdgenSpec));
-	if (!FUZZ_TRY(idgen_parse_layout(layout, spec, &epoch_given, &unit_given)) ||
+	if (!idgen_parse_layout_soft(layout, spec, &epoch_given, &unit_given, &problem) ||
 		spec->time_field >= 0 || spec->seq_field != spec->nfields - 1)
 	{
 		/* the layout grammar is fuzz_layout's; here only counters matter */
@@ -231,12 +233,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_reset();
 		return -1;
 	}
-	if (!FUZZ_TRY(idgen_parse_counter_options(spec, 0, 0, (int32) stripes, owned,
-											  (int64) segment, (int64) start)))
+	if (!idgen_parse_counter_options_soft(spec, 0, 0, (int32) stripes, owned,
+										  (int64) segment, (int64) start, &problem))
 	{
-		FUZZ_CHECK(fuzz_last_sqlstate == ERRCODE_INVALID_PARAMETER_VALUE ||
-				   fuzz_last_sqlstate == ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+		FUZZ_CHECK((problem.sqlstate == ERRCODE_INVALID_PARAMETER_VALUE ||
+					problem.sqlstate == ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE) &&
+				   problem.message != NULL,
 				   "\"%s\" / \"%s\": refused with %s: %s", in, owned ? owned : "",
+				   unpack_sql_state(problem.sqlstate),
+				   problem.message ? problem.message : "(no message)");
+		/* the raising parser the SQL functions call raises that problem */
+		*again = *spec;
+		FUZZ_CHECK(!FUZZ_TRY(idgen_parse_counter_options(again, 0, 0, (int32) stripes, owned,
+														 (int64) segment, (int64) start)) &&
+				   fuzz_last_sqlstate == problem.sqlstate &&
+				   strcmp(fuzz_last_message, problem.message) == 0,
+				   "\"%s\" / \"%s\": refused with \"%s\", but the raising parser says %s: %s",
+				   in, owned ? owned : "", problem.message,
 				   unpack_sql_state(fuzz_last_sqlstate), fuzz_last_message);
 		fuzz_reset();
 		return 0;
@@ -249,11 +262,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* parse, print, parse */
 	printed = idgen_counter_options_text(spec);
 	*again = *spec;
-	FUZZ_CHECK(FUZZ_TRY(idgen_parse_counter_options(again, 0, 0, spec->counter.stripes,
-													printed, spec->counter.segment,
-													(int64) spec->counter.start)),
+	FUZZ_CHECK(idgen_parse_counter_options_soft(again, 0, 0, spec->counter.stripes,
+												printed, spec->counter.segment,
+												(int64) spec->counter.start, &problem),
 			   "\"%s\" prints as \"%s\", which does not parse: %s", owned ? owned : "",
-			   printed, fuzz_last_message);
+			   printed, problem.message);
 	FUZZ_CHECK(again->counter.nowned == spec->counter.nowned &&
 			   memcmp(again->counter.owned, spec->counter.owned,
 					  sizeof(int32) * spec->counter.nowned) == 0 &&

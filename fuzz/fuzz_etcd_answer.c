@@ -5,7 +5,8 @@
  *	  (src/etcd.c, src/leasekeys.c and the src/lease.c it serves).
  *
  * The input is the text of an answer of etcd's v3 JSON gateway.  It goes
- * through idgen's own code: idgen_etcd_parse (jsonb's input function),
+ * through idgen's own code: idgen_etcd_parse (its checks and PostgreSQL's
+ * JSON parser, then jsonb's input function),
  * the readers of etcd.h, and the functions of leasekeys.c that interpret an
  * answer (a grant, a keepalive, a range of node keys, a reservation
  * record, a claim's and a check's transaction), which this target
@@ -28,14 +29,16 @@
  * IDGEN_FUZZ_MAX_ANSWER bytes, whose nesting the stack holds); it turns a
  * \u escape into UTF-8 itself rather than through pg_unicode_to_server,
  * which is the same in a UTF8 database, the one this target stands for;
- * and it has no json_errdetail, which a stand-in below replaces (idgen
- * reads only the error's message, not its detail).
+ * and it has no json_errdetail, which a stand-in below replaces (naming
+ * the error by its number, where the server's says it in words).
  *
  * Checked, for any input:
  *
- *	- nothing crashes, and nothing raises an ERROR past the readers: a
- *	  text that is not JSON is NULL from idgen_etcd_parse, with
- *	  idgen_etcd_error saying so;
+ *	- nothing crashes, and nothing raises an ERROR: a text that is not
+ *	  JSON is NULL from idgen_etcd_parse, with idgen_etcd_error saying
+ *	  so, and jsonb's input function is given only texts it takes; a text
+ *	  refused by the JSON parser (rather than by idgen's limits on
+ *	  nesting, numbers, length and escapes) is one jsonb refuses too;
  *	- every field of every object reads back as what it is: present, a
  *	  string exactly when it is one, a container exactly when it is one;
  *	  a field of an array or a scalar is absent, and so is any element of
@@ -140,17 +143,6 @@ check_stack_depth(void)
 {
 }
 
-ErrorData *
-CopyErrorData(void)
-{
-	ErrorData  *edata = palloc0(sizeof(ErrorData));
-
-	edata->elevel = ERROR;
-	edata->sqlerrcode = fuzz_last_sqlstate;
-	edata->message = pstrdup(fuzz_last_message);
-	return edata;
-}
-
 void *
 MemoryContextAlloc(MemoryContext context, Size size)
 {
@@ -219,7 +211,10 @@ json_errdetail(JsonParseErrorType error, JsonLexContext *lex)
 	return psprintf("JSON parse error %d at line %d.", (int) error, lex->line_number);
 }
 
-/* the context line of a JSON syntax error (report_json_context) */
+/*
+ * the context line of a JSON syntax error (report_json_context), which
+ * jsonb_in raises only when this target checks a refusal against it
+ */
 int
 errcontext_msg(const char *fmt,...)
 {
@@ -682,8 +677,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	strcpy(idgen_etcd_error, "");
 	answer = idgen_etcd_parse(text, "fuzz");
 	if (answer == NULL)
+	{
+		const char *reason = idgen_etcd_error + 30;
+
 		FUZZ_CHECK(strncmp(idgen_etcd_error, "fuzz: the answer is not JSON: ", 30) == 0,
 				   "a refused answer noted as \"%s\"", idgen_etcd_error);
+		/* the parser's refusal, not one of idgen's limits: jsonb's too */
+		if (strncmp(reason, "JSON parse error ", 17) == 0)
+			FUZZ_CHECK(!FUZZ_TRY(DirectFunctionCall1(jsonb_in, CStringGetDatum(text))) &&
+					   (fuzz_last_sqlstate == ERRCODE_INVALID_TEXT_REPRESENTATION ||
+						fuzz_last_sqlstate == ERRCODE_UNTRANSLATABLE_CHARACTER),
+					   "\"%s\" refused (%s), but jsonb_in takes it or says %s: %s", text,
+					   reason, unpack_sql_state(fuzz_last_sqlstate), fuzz_last_message);
+	}
 	else
 	{
 		root = &answer->root;

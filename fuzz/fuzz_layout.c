@@ -4,7 +4,9 @@
  *	  libFuzzer target: the layout grammar and its presets (src/layout.c).
  *
  * The input is a layout as a user writes it ("time:41 node:10 seq:12",
- * "twitter").  A layout the parser refuses must be refused with 22023.
+ * "twitter").  A layout the parser refuses must be refused, without an
+ * ERROR, with a problem of SQLSTATE 22023, and the raising parser the SQL
+ * functions call must raise exactly that problem.
  * A layout it accepts must be what the grammar promises:
  *
  *	- 1 to IDGEN_MAX_FIELDS fields of 1 to 63 bits, unique lower-case
@@ -280,6 +282,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool		epoch_given;
 	bool		unit_given;
 	char	   *printed = NULL;
+	IdgenProblem problem;
 
 	if (size > 4096)
 		return -1;
@@ -287,11 +290,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (text == NULL)
 		return -1;
 
-	if (!FUZZ_TRY(idgen_parse_layout(text, &spec, &epoch_given, &unit_given)))
+	if (!idgen_parse_layout_soft(text, &spec, &epoch_given, &unit_given, &problem))
 	{
-		FUZZ_CHECK(fuzz_last_sqlstate == ERRCODE_INVALID_PARAMETER_VALUE,
+		FUZZ_CHECK(problem.sqlstate == ERRCODE_INVALID_PARAMETER_VALUE &&
+				   problem.message != NULL,
 				   "\"%s\": refused with SQLSTATE %s: %s", text,
-				   unpack_sql_state(fuzz_last_sqlstate), fuzz_last_message);
+				   unpack_sql_state(problem.sqlstate),
+				   problem.message ? problem.message : "(no message)");
+		FUZZ_CHECK(!FUZZ_TRY(idgen_parse_layout(text, &again, &epoch_given, &unit_given)) &&
+				   fuzz_last_sqlstate == problem.sqlstate &&
+				   strcmp(fuzz_last_message, problem.message) == 0,
+				   "\"%s\": refused with \"%s\", but the raising parser says %s: %s",
+				   text, problem.message, unpack_sql_state(fuzz_last_sqlstate),
+				   fuzz_last_message);
 		fuzz_reset();
 		return 0;
 	}
@@ -303,9 +314,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* parse, print, parse: the same layout, and the same print */
 	printed = idgen_spec_text(&spec);
-	FUZZ_CHECK(FUZZ_TRY(idgen_parse_layout(printed, &again, &epoch_given, &unit_given)),
+	FUZZ_CHECK(idgen_parse_layout_soft(printed, &again, &epoch_given, &unit_given, &problem),
 			   "\"%s\" prints as \"%s\", which does not parse: %s", text, printed,
-			   fuzz_last_message);
+			   problem.message);
 	check_same(text, &spec, &again);
 	if (strchr(text, ':') != NULL)
 		FUZZ_CHECK(again.tick_limit == spec.tick_limit &&

@@ -4,9 +4,12 @@
  *	  The backend functions idgen's parsers call, for the fuzz targets.
  *
  * Enough of palloc, ereport/elog, StringInfo, text and printf for the
- * base-layer files to run outside a server.  An ERROR longjmps to the
- * caller's FUZZ_TRY (fuzz.h); an ERROR with no FUZZ_TRY around it, a FATAL
- * or a PANIC aborts.  Functions the fuzzed paths never reach, but that the
+ * base-layer files to run outside a server.  The parsers raise nothing;
+ * an ERROR of the code that does by design longjmps to the caller's
+ * FUZZ_TRY (fuzz.h); an ERROR with no FUZZ_TRY around it, a FATAL or a
+ * PANIC aborts.  No error state is kept beyond the last SQLSTATE and
+ * message: nothing compiled here catches an ERROR (PG_TRY), copies or
+ * flushes it.  Functions the fuzzed paths never reach, but that the
  * compiled files mention, are weak and abort if called, so a target that
  * wanders into one says so instead of silently doing nothing.
  *
@@ -38,7 +41,6 @@
 
 MemoryContext CurrentMemoryContext = NULL;	/* palloc here ignores it */
 sigjmp_buf *PG_exception_stack = NULL;
-ErrorContextCallback *error_context_stack = NULL;
 int			fuzz_last_sqlstate = 0;
 char		fuzz_last_message[1024];
 
@@ -285,7 +287,7 @@ errfinish(const char *filename, int lineno, const char *funcname)
 	if (fuzz_elevel >= FATAL || PG_exception_stack == NULL)
 	{
 		fprintf(stderr, "idgen fuzz: unexpected %s at %s:%d (%s): %s\n",
-				fuzz_elevel >= FATAL ? "FATAL or PANIC" : "ERROR outside FUZZ_TRY or PG_TRY",
+				fuzz_elevel >= FATAL ? "FATAL or PANIC" : "ERROR outside FUZZ_TRY",
 				filename, lineno, funcname, fuzz_last_message);
 		abort();
 	}
@@ -298,12 +300,6 @@ pg_re_throw(void)
 	if (PG_exception_stack == NULL)
 		abort();
 	siglongjmp(*PG_exception_stack, 1);
-}
-
-void
-FlushErrorState(void)
-{
-	/* nothing is kept beyond the last SQLSTATE and message */
 }
 
 int

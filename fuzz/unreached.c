@@ -32,6 +32,7 @@ FUZZ_UNREACHED(timestamp2tm)
 
 /* guc.c, compiled whole by the shards target: all but the shard parser */
 FUZZ_UNREACHED(DecodeDateTime)
+FUZZ_UNREACHED(DecodeSpecial)
 FUZZ_UNREACHED(DefineCustomBoolVariable)
 FUZZ_UNREACHED(DefineCustomIntVariable)
 FUZZ_UNREACHED(DefineCustomStringVariable)

@@ -16,6 +16,7 @@
 #define IDGEN_COMPAT_H
 
 #include "catalog/pg_extension.h"
+#include "common/jsonapi.h"
 #include "utils/acl.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
@@ -62,6 +63,36 @@ idgen_decode_datetime(char **field, int *ftype, int nf, int *dtype,
 	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp);
 #endif
 }
+
+/*
+ * A lexer over a JSON text, de-escaping strings as jsonb's input function
+ * does.  PostgreSQL 17 gave makeJsonLexContextCstringLen a context to fill
+ * (NULL: palloc one) and a const text.
+ */
+static inline JsonLexContext *
+idgen_json_lex_context(const char *json, int len, int encoding)
+{
+#if PG_VERSION_NUM >= 170000
+	return makeJsonLexContextCstringLen(NULL, json, len, encoding, true);
+#else
+	return makeJsonLexContextCstringLen(unconstify(char *, json), len, encoding,
+										true);
+#endif
+}
+
+/*
+ * A semantic action of pg_parse_json: from PostgreSQL 16 on it returns
+ * JSON_SUCCESS (or an error that stops the parse), in 15 nothing.  An
+ * action is declared "static IDGEN_JSON_ACTION" and ends with "return
+ * IDGEN_JSON_ACTION_DONE;".
+ */
+#if PG_VERSION_NUM >= 160000
+#define IDGEN_JSON_ACTION JsonParseErrorType
+#define IDGEN_JSON_ACTION_DONE JSON_SUCCESS
+#else
+#define IDGEN_JSON_ACTION void
+#define IDGEN_JSON_ACTION_DONE
+#endif
 
 /*
  * A GUC check hook's "extra" is freed by the GUC machinery: with free() up

@@ -83,18 +83,21 @@
 #define IDGEN_COUNTER_MAX_LEAD		(UINT64CONST(1) << 20)
 #define IDGEN_COUNTER_RANGE_SHARE	1024
 
-static void
-idgen_counter_error(const char *detail)
+/* Fill *problem with a refusal of counter options; false. */
+static bool
+idgen_counter_problem(IdgenProblem *problem, const char *detail)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid counter options"),
-			 errdetail("%s", detail)));
+	problem->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+	problem->message = "invalid counter options";
+	problem->detail = detail;
+	problem->hint = NULL;
+	return false;
 }
 
-/* Parse "0-3, 5" into a sorted list of stripes below N. */
-static void
-idgen_parse_owned(const char *text, IdgenCounterSpec *counter)
+/* Parse "0-3, 5" into a sorted list of stripes below N; see the caller. */
+static bool
+idgen_parse_owned(const char *text, IdgenCounterSpec *counter,
+				  IdgenProblem *problem)
 {
 	bool		owned[IDGEN_MAX_STRIPES];
 
@@ -103,23 +106,22 @@ idgen_parse_owned(const char *text, IdgenCounterSpec *counter)
 		case IDGEN_RANGES_OK:
 			break;
 		case IDGEN_RANGES_SYNTAX:
-			idgen_counter_error("\"owned\" lists stripes or ranges separated by commas, such as \"0-3, 5\".");
-			break;
+			return idgen_counter_problem(problem, "\"owned\" lists stripes or ranges separated by commas, such as \"0-3, 5\".");
 		case IDGEN_RANGES_HALF:
-			idgen_counter_error("A range of stripes needs two numbers, such as \"0-3\".");
-			break;
+			return idgen_counter_problem(problem, "A range of stripes needs two numbers, such as \"0-3\".");
 		case IDGEN_RANGES_TOO_HIGH:
 		case IDGEN_RANGES_BACKWARDS:
-			idgen_counter_error(psprintf("Owned stripes range from 0 to %d (\"stripes\" is %d).",
-										 counter->stripes - 1, counter->stripes));
-			break;
+			return idgen_counter_problem(problem,
+										 psprintf("Owned stripes range from 0 to %d (\"stripes\" is %d).",
+												  counter->stripes - 1, counter->stripes));
 	}
 	counter->nowned = 0;
 	for (int s = 0; s < counter->stripes; s++)
 		if (owned[s])
 			counter->owned[counter->nowned++] = s;
 	if (counter->nowned == 0)
-		idgen_counter_error("A server must own at least one stripe.");
+		return idgen_counter_problem(problem, "A server must own at least one stripe.");
+	return true;
 }
 
 /* Is the seq value of local value c at least v?  Never overflows. */
@@ -197,35 +199,59 @@ idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch, int32 refill,
 							int32 stripes, const char *owned, int64 segment,
 							int64 start)
 {
+	IdgenProblem problem;
+
+	if (!idgen_parse_counter_options_soft(spec, prefetch, refill, stripes,
+										  owned, segment, start, &problem))
+		idgen_raise_problem(&problem);
+}
+
+/*
+ * idgen_parse_counter_options without raising: false, and *problem says
+ * why (as the ERROR idgen_parse_counter_options would raise), for options
+ * it refuses; the spec's counter is then partly set.
+ */
+bool
+idgen_parse_counter_options_soft(IdgenSpec *spec, int32 prefetch, int32 refill,
+								 int32 stripes, const char *owned,
+								 int64 segment, int64 start,
+								 IdgenProblem *problem)
+{
 	IdgenCounterSpec *counter = &spec->counter;
 	int			seq_bits;
 
 	if (spec->time_field >= 0)
 	{
 		if (prefetch || refill || stripes || owned || segment || start)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("prefetch, refill, stripes, owned, segment and start apply only to counter layouts"),
-					 errdetail("A counter layout is one without a time field.")));
-		return;
+		{
+			problem->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+			problem->message = "prefetch, refill, stripes, owned, segment and start apply only to counter layouts";
+			problem->detail = "A counter layout is one without a time field.";
+			problem->hint = NULL;
+			return false;
+		}
+		return true;
 	}
 	seq_bits = spec->fields[spec->seq_field].bits;
 
 	counter->prefetch = prefetch ? prefetch : IDGEN_DEFAULT_PREFETCH;
 	if (counter->prefetch < 1 || counter->prefetch > IDGEN_MAX_PREFETCH)
-		idgen_counter_error(psprintf("\"prefetch\" is from 1 to %d.", IDGEN_MAX_PREFETCH));
+		return idgen_counter_problem(problem, psprintf("\"prefetch\" is from 1 to %d.", IDGEN_MAX_PREFETCH));
 	counter->refill = refill ? refill : counter->prefetch / 2;
 	if (counter->refill < 0 || counter->refill >= counter->prefetch)
-		idgen_counter_error("\"refill\" is at least 0 and below \"prefetch\".");
+		return idgen_counter_problem(problem, "\"refill\" is at least 0 and below \"prefetch\".");
 	counter->stripes = stripes ? stripes : 1;
 	if (counter->stripes < 1 || counter->stripes > IDGEN_MAX_STRIPES)
-		idgen_counter_error(psprintf("\"stripes\" is from 1 to %d.", IDGEN_MAX_STRIPES));
+		return idgen_counter_problem(problem, psprintf("\"stripes\" is from 1 to %d.", IDGEN_MAX_STRIPES));
 	counter->segment = segment ? segment : 1;
 	if (counter->segment < 1 ||
 		(seq_bits < 63 && counter->segment > (INT64CONST(1) << seq_bits) / counter->stripes))
-		idgen_counter_error("\"segment\" must be at least 1, and \"stripes\" segments must fit the seq field.");
+		return idgen_counter_problem(problem, "\"segment\" must be at least 1, and \"stripes\" segments must fit the seq field.");
 	if (owned != NULL)
-		idgen_parse_owned(owned, counter);
+	{
+		if (!idgen_parse_owned(owned, counter, problem))
+			return false;
+	}
 	else
 	{
 		counter->nowned = counter->stripes;
@@ -238,17 +264,25 @@ idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch, int32 refill,
 
 	/* a start: the first local value at or above it */
 	if (start < 0 || (seq_bits < 63 && start >= (INT64CONST(1) << seq_bits)))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("\"start\" " INT64_FORMAT " is out of range", start),
-				 errdetail("A %d-bit seq field holds values from 0 to " UINT64_FORMAT ".",
-						   seq_bits, (UINT64CONST(1) << seq_bits) - 1)));
+	{
+		problem->sqlstate = ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
+		problem->message = psprintf("\"start\" " INT64_FORMAT " is out of range", start);
+		problem->detail = psprintf("A %d-bit seq field holds values from 0 to " UINT64_FORMAT ".",
+								   seq_bits, (UINT64CONST(1) << seq_bits) - 1);
+		problem->hint = NULL;
+		return false;
+	}
 	counter->start = (uint64) start;
 	counter->first = idgen_counter_first_at(counter, counter->start);
 	if (counter->first >= counter->limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("no value of the owned stripes lies at or above \"start\" " INT64_FORMAT, start)));
+	{
+		problem->sqlstate = ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
+		problem->message = psprintf("no value of the owned stripes lies at or above \"start\" " INT64_FORMAT, start);
+		problem->detail = NULL;
+		problem->hint = NULL;
+		return false;
+	}
+	return true;
 }
 
 /* The options as text, for the registry and the view. */

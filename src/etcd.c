@@ -36,6 +36,7 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,7 +46,9 @@
 #endif
 
 #include "common/base64.h"
+#include "common/jsonapi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "utils/builtins.h"
@@ -127,29 +130,150 @@ idgen_etcd_collect(char *ptr, size_t size, size_t nmemb, void *userdata)
 
 #endif							/* !IDGEN_WITHOUT_LIBCURL */
 
-/* Parse with jsonb's input function; NULL (and an error noted) if bad. */
+/*
+ * The deepest nesting of a text we parse.  etcd's answers nest a few
+ * levels (a transaction's responses, a range's key-values); PostgreSQL's
+ * JSON parser recurses once a level, and its check_stack_depth() raises
+ * if the stack runs short, so the nesting is counted before it runs.
+ */
+#define IDGEN_JSON_MAX_DEPTH 64
+
+/*
+ * The most digits a number may have before or after its point, and the
+ * largest exponent.  Within them numeric_in takes every number (it
+ * refuses exponents beyond 1,000 on PostgreSQL 15, and more than 16,383
+ * digits after the point on any version); etcd sends nothing near them.
+ */
+#define IDGEN_JSON_MAX_NUMBER_DIGITS 1000
+
+/* what the number check found: the first number jsonb would refuse */
+typedef struct IdgenJsonCheck
+{
+	const char *problem;
+} IdgenJsonCheck;
+
+/* Does a JSON number (the lexer has checked its syntax) fit the limits? */
+static bool
+idgen_json_number_fits(const char *p)
+{
+	int			digits;
+	int			exponent = 0;
+
+	if (*p == '-')
+		p++;
+	for (digits = 0; isdigit((unsigned char) *p); p++)
+		if (++digits > IDGEN_JSON_MAX_NUMBER_DIGITS)
+			return false;
+	if (*p == '.')
+		for (p++, digits = 0; isdigit((unsigned char) *p); p++)
+			if (++digits > IDGEN_JSON_MAX_NUMBER_DIGITS)
+				return false;
+	if (*p == 'e' || *p == 'E')
+	{
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		for (; isdigit((unsigned char) *p); p++)
+		{
+			exponent = exponent * 10 + (*p - '0');
+			if (exponent > IDGEN_JSON_MAX_NUMBER_DIGITS)
+				return false;
+		}
+	}
+	return true;
+}
+
+static IDGEN_JSON_ACTION
+idgen_json_check_scalar(void *state, char *token, JsonTokenType tokentype)
+{
+	IdgenJsonCheck *check = state;
+
+	if (tokentype == JSON_TOKEN_NUMBER && check->problem == NULL &&
+		!idgen_json_number_fits(token))
+		check->problem = psprintf("a number has more than %d digits before or after its point, or an exponent beyond %d",
+								  IDGEN_JSON_MAX_NUMBER_DIGITS,
+								  IDGEN_JSON_MAX_NUMBER_DIGITS);
+	return IDGEN_JSON_ACTION_DONE;
+}
+
+/*
+ * What would keep a text from becoming jsonb, or NULL if nothing would:
+ * the checks that come before PostgreSQL's JSON parser may run on it (its
+ * length, its nesting, and, on PostgreSQL 15, whose lexer raises for them
+ * in a database that is not UTF8, \u escapes of characters beyond ASCII:
+ * refused everywhere, for one behaviour), the parser's own verdict, then
+ * the numbers jsonb's numeric_in would refuse.  The parser lexes as
+ * jsonb_in does (de-escaping, in the database's encoding), so that a text
+ * passed is one jsonb_in accepts without raising.
+ */
+static const char *
+idgen_json_refusal(const char *text)
+{
+	size_t		len = strlen(text);
+	bool		utf8 = GetDatabaseEncoding() == PG_UTF8;
+	bool		in_string = false;
+	int			depth = 0;
+	JsonLexContext *lex;
+	JsonSemAction sem;
+	IdgenJsonCheck check = {NULL};
+	JsonParseErrorType result;
+
+	if (len > IDGEN_ETCD_MAX_RESPONSE)
+		return psprintf("it is longer than %d bytes", IDGEN_ETCD_MAX_RESPONSE);
+	for (const char *p = text; *p != '\0'; p++)
+	{
+		if (in_string)
+		{
+			if (*p == '"')
+				in_string = false;
+			else if (*p == '\\' && p[1] != '\0')
+			{
+				p++;
+				/* \u00XY with X at most 7 is ASCII; the lexer checks the rest */
+				if (*p == 'u' && !utf8 &&
+					!(p[1] == '0' && p[2] == '0' && p[3] >= '0' && p[3] <= '7'))
+					return "a \\u escape stands for a character beyond ASCII in a database whose encoding is not UTF8";
+			}
+		}
+		else if (*p == '"')
+			in_string = true;
+		else if (*p == '[' || *p == '{')
+		{
+			if (++depth > IDGEN_JSON_MAX_DEPTH)
+				return psprintf("it nests deeper than %d levels", IDGEN_JSON_MAX_DEPTH);
+		}
+		else if (*p == ']' || *p == '}')
+			depth--;
+	}
+
+	lex = idgen_json_lex_context(text, (int) len, GetDatabaseEncoding());
+	memset(&sem, 0, sizeof(sem));
+	sem.semstate = &check;
+	sem.scalar = idgen_json_check_scalar;
+	result = pg_parse_json(lex, &sem);
+	if (result != JSON_SUCCESS)
+		return json_errdetail(result, lex);
+	return check.problem;
+}
+
+/*
+ * Parse with jsonb's input function; NULL, and the reason noted in
+ * idgen_etcd_error, for a text that is not JSON or that jsonb would refuse.
+ * The text is checked first (idgen_json_refusal), so that jsonb_in raises
+ * nothing: the keeper reads answers outside any transaction, where an
+ * ERROR caught without a subtransaction would leave unknown state behind.
+ */
 Jsonb *
 idgen_etcd_parse(const char *text, const char *url)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Jsonb	   *result = NULL;
+	const char *problem = idgen_json_refusal(text);
 
-	PG_TRY();
+	if (problem != NULL)
 	{
-		result = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+		IDGEN_ETCD_ERROR("%s: the answer is not JSON: %s", url, problem);
+		return NULL;
 	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		IDGEN_ETCD_ERROR("%s: the answer is not JSON: %s", url, edata->message);
-		result = NULL;
-	}
-	PG_END_TRY();
-	return result;
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
 }
 
 bool

@@ -64,6 +64,17 @@ int64		idgen_test_clock_unix_ms = 0;
 #endif
 
 /*
+ * Is a word (a DTK_STRING field, lower-cased) a name of UTC itself, as
+ * idgen_epoch_has_offset below accepts it?
+ */
+static bool
+idgen_epoch_utc_name(const char *word)
+{
+	return strcmp(word, "z") == 0 || strcmp(word, "utc") == 0 ||
+		strcmp(word, "gmt") == 0;
+}
+
+/*
  * Does an epoch, split into fields by ParseDateTime, state its UTC offset?
  *
  * Without an offset, timestamptz input reads the value in the "TimeZone"
@@ -95,9 +106,7 @@ idgen_epoch_has_offset(char **field, const int *ftype, int nf, bool *utc_name)
 			return true;
 		}
 		/* ParseDateTime has lower-cased the fields */
-		if (ftype[i] == DTK_STRING &&
-			(strcmp(field[i], "z") == 0 || strcmp(field[i], "utc") == 0 ||
-			 strcmp(field[i], "gmt") == 0))
+		if (ftype[i] == DTK_STRING && idgen_epoch_utc_name(field[i]))
 		{
 			*utc_name = true;
 			return true;
@@ -110,32 +119,70 @@ static const char *const idgen_epoch_offset_problem =
 "The epoch must state its UTC offset, as in \"2024-01-01 00:00:00+00\" (\"Z\", \"UTC\" and offsets such as \"+05:30\" work too); without one, or with a time zone name or abbreviation, its meaning would depend on settings such as \"TimeZone\".";
 
 /*
- * DecodeDateTime, with an ERROR it raises turned into false.  PostgreSQL
- * 15's raises one for a time zone name it does not know (16 returns
- * DTERR_BAD_TIMEZONE instead).  The epoch is parsed in a check hook, which
- * must return its complaint: in the postmaster, on a reload, an ERROR is
- * FATAL and shuts the server down.  DecodeDateTime holds nothing but
- * memory when it raises one, so catching and flushing it is safe.
+ * Refuse, before DecodeDateTime sees them, the fields it could raise an
+ * ERROR for: NULL if there are none, else the check hook's complaint.  The
+ * epoch is parsed in a check hook, which must return its complaint: in the
+ * postmaster, on a reload, an ERROR is FATAL and shuts the server down,
+ * and catching one without a subtransaction is not safe in general.
+ *
+ * PostgreSQL 15's DecodeDateTime raises in two places, both for time zone
+ * names (16 on return DTERR_BAD_TIMEZONE instead):
+ *
+ *	- a date field beginning with a letter, such as "Europe/Paris", once
+ *	  the month and the day are known, is a zone name; one that pg_tzset
+ *	  does not know raises.  So a date field not beginning with a digit is
+ *	  refused unless every field before it is one that gives no month or
+ *	  day (a time, a numeric offset, a day of the week, AM/PM, AD/BC, "at"
+ *	  or "on"): "Jan-01-2024" still reads as a date.
+ *	- a word that "timezone_abbreviations" makes a dynamic abbreviation
+ *	  (one that stands for a zone) raises if the zone cannot be loaded
+ *	  (FetchDynamicTimeZone).  Abbreviations are looked up before
+ *	  DecodeSpecial's own words, so only words of DecodeSpecial ("jan",
+ *	  "t", "epoch", "now", ...) and the names of UTC pass; the sets
+ *	  PostgreSQL ships make none of them dynamic (a hand-written set that
+ *	  made "utc" stand for a missing zone would still reach it).
+ *
+ * The epoch accepts neither zone names nor abbreviations
+ * (idgen_epoch_has_offset), so what is refused here is refused with the
+ * same complaint as before.
  */
-static bool
-idgen_decode_epoch_fields(char **field, int *ftype, int nf, int *dtype,
-						  struct pg_tm *tm, fsec_t *fsec, int *tzp, int *dterr)
+static const char *
+idgen_epoch_screen(char **field, const int *ftype, int nf)
 {
-	MemoryContext oldcontext = CurrentMemoryContext;
-	volatile bool decoded = true;
+	bool		date_given = false;
 
-	PG_TRY();
+	for (int i = 0; i < nf; i++)
 	{
-		*dterr = idgen_decode_datetime(field, ftype, nf, dtype, tm, fsec, tzp);
+		int			type;
+		int			val;
+
+		switch (ftype[i])
+		{
+			case DTK_DATE:
+				if (!isdigit((unsigned char) field[i][0]) && date_given)
+					return idgen_epoch_offset_problem;
+				date_given = true;
+				break;
+			case DTK_STRING:
+			case DTK_SPECIAL:
+				if (idgen_epoch_utc_name(field[i]))
+					break;
+				type = DecodeSpecial(i, field[i], &val);
+				if (type == UNKNOWN_FIELD)
+					return idgen_epoch_offset_problem;
+				if (type != DOW && type != AMPM && type != ADBC &&
+					type != IGNORE_DTF)
+					date_given = true;
+				break;
+			case DTK_TIME:
+			case DTK_TZ:
+				break;
+			default:
+				date_given = true;
+				break;
+		}
 	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(oldcontext);
-		FlushErrorState();
-		decoded = false;
-	}
-	PG_END_TRY();
-	return decoded;
+	return NULL;
 }
 
 /*
@@ -161,11 +208,13 @@ idgen_parse_epoch(const char *str, TimestampTz *result)
 						  MAXDATEFIELDS, &nf);
 	if (dterr == 0)
 	{
+		const char *problem;
+
 		has_offset = idgen_epoch_has_offset(field, ftype, nf, &utc_name);
-		/* a time zone name it does not know: a zone name all the same */
-		if (!idgen_decode_epoch_fields(field, ftype, nf, &dtype, &tt, &fsec,
-									   &tz, &dterr))
-			return idgen_epoch_offset_problem;
+		problem = idgen_epoch_screen(field, ftype, nf);
+		if (problem != NULL)
+			return problem;
+		dterr = idgen_decode_datetime(field, ftype, nf, &dtype, &tt, &fsec, &tz);
 	}
 	if (dterr != 0 || dtype != DTK_DATE)
 		return "The value must be a finite timestamp with time zone, such as \"2024-01-01 00:00:00+00\".";

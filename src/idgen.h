@@ -518,7 +518,23 @@ typedef struct IdgenSpec
 									 * a named generator's default) */
 } IdgenSpec;
 
+/*
+ * Why a parser refused its input, as the ERROR it stands for would say it:
+ * SQLSTATE, message, detail and hint (detail and hint NULL if none).
+ * Parsers that the keeper and check hooks call fill one and return false
+ * rather than raise; idgen_raise_problem (ranges.c) raises it for the SQL
+ * functions.
+ */
+typedef struct IdgenProblem
+{
+	int			sqlstate;
+	const char *message;
+	const char *detail;
+	const char *hint;
+} IdgenProblem;
+
 /* ranges.c */
+IDGEN_NORETURN extern void idgen_raise_problem(const IdgenProblem *problem);
 typedef enum IdgenRangesProblem
 {
 	IDGEN_RANGES_OK,
@@ -530,6 +546,10 @@ typedef enum IdgenRangesProblem
 extern IdgenRangesProblem idgen_parse_ranges(const char *text, int max, bool *member);
 
 /* counter.c */
+extern bool idgen_parse_counter_options_soft(IdgenSpec *spec, int32 prefetch,
+											 int32 refill, int32 stripes,
+											 const char *owned, int64 segment,
+											 int64 start, IdgenProblem *problem);
 extern void idgen_parse_counter_options(IdgenSpec *spec, int32 prefetch,
 										int32 refill, int32 stripes,
 										const char *owned, int64 segment,
@@ -544,6 +564,9 @@ extern uint64 idgen_counter_seq_bound(const IdgenSpec *spec, uint64 c);
 extern uint64 idgen_counter_local_bound(const IdgenSpec *spec, uint64 seq);
 
 /* layout.c */
+extern bool idgen_parse_layout_soft(const char *text, IdgenSpec *spec,
+									bool *epoch_given, bool *unit_given,
+									IdgenProblem *problem);
 extern void idgen_parse_layout(const char *text, IdgenSpec *spec,
 							   bool *epoch_given, bool *unit_given);
 extern void idgen_spec_set_clock(IdgenSpec *spec, int64 epoch_unix_ms,

@@ -104,14 +104,15 @@ static const IdgenPreset idgen_presets[] = {
 
 static int64 idgen_spec_time_bits_limit(const IdgenSpec *spec);
 
-static void
-idgen_layout_error(const char *text, const char *detail)
+/* Fill *problem with the refusal of a layout, for which see detail; false. */
+static bool
+idgen_layout_problem(IdgenProblem *problem, const char *text, const char *detail)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid layout \"%s\"", text),
-			 errdetail("%s", detail),
-			 errhint("Give fields from the most significant bit down, such as \"time:42 datacenter:3 worker:6 seq:12\", or a preset: snowflake, twitter, instagram, discord, sonyflake, tsid, js53.")));
+	problem->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+	problem->message = psprintf("invalid layout \"%s\"", text);
+	problem->detail = detail;
+	problem->hint = "Give fields from the most significant bit down, such as \"time:42 datacenter:3 worker:6 seq:12\", or a preset: snowflake, twitter, instagram, discord, sonyflake, tsid, js53.";
+	return false;
 }
 
 static const IdgenPreset *
@@ -123,9 +124,10 @@ idgen_find_preset(const char *name)
 	return NULL;
 }
 
-/* Parse "name:bits" or "name:bits=constant" into *field. */
-static void
-idgen_parse_field(const char *text, char *token, IdgenField *field)
+/* Parse "name:bits" or "name:bits=constant" into *field; see the caller. */
+static bool
+idgen_parse_field(const char *text, char *token, IdgenField *field,
+				  IdgenProblem *problem)
 {
 	char	   *colon = strchr(token, ':');
 	char	   *equals;
@@ -134,16 +136,18 @@ idgen_parse_field(const char *text, char *token, IdgenField *field)
 	int			len;
 
 	if (colon == NULL)
-		idgen_layout_error(text, psprintf("Field \"%s\" has no \":bits\".", token));
+		return idgen_layout_problem(problem, text, psprintf("Field \"%s\" has no \":bits\".", token));
 	len = colon - token;
 	if (len == 0 || len >= IDGEN_FIELD_NAME_LEN)
-		idgen_layout_error(text, psprintf("Field names have 1 to %d characters.",
-										  IDGEN_FIELD_NAME_LEN - 1));
+		return idgen_layout_problem(problem, text,
+									psprintf("Field names have 1 to %d characters.",
+											 IDGEN_FIELD_NAME_LEN - 1));
 	for (int i = 0; i < len; i++)
 		if (!(islower((unsigned char) token[i]) || token[i] == '_' ||
 			  (i > 0 && isdigit((unsigned char) token[i]))))
-			idgen_layout_error(text, psprintf("Field name \"%.*s\" is not a lower-case identifier.",
-											  len, token));
+			return idgen_layout_problem(problem, text,
+										psprintf("Field name \"%.*s\" is not a lower-case identifier.",
+												 len, token));
 	memcpy(field->name, token, len);
 	field->name[len] = '\0';
 
@@ -151,8 +155,9 @@ idgen_parse_field(const char *text, char *token, IdgenField *field)
 	bits = strtol(colon + 1, &end, 10);
 	if (end == colon + 1 || errno != 0 || bits < 1 || bits > 63 ||
 		(*end != '\0' && *end != '='))
-		idgen_layout_error(text, psprintf("Field \"%s\" must have from 1 to 63 bits.",
-										  field->name));
+		return idgen_layout_problem(problem, text,
+									psprintf("Field \"%s\" must have from 1 to 63 bits.",
+											 field->name));
 	field->bits = (int) bits;
 	field->constant = 0;
 
@@ -173,17 +178,20 @@ idgen_parse_field(const char *text, char *token, IdgenField *field)
 		long long	value;
 
 		if (field->kind != IDGEN_FIELD_NODE)
-			idgen_layout_error(text, psprintf("Field \"%s\" cannot be a constant.",
-											  field->name));
+			return idgen_layout_problem(problem, text,
+										psprintf("Field \"%s\" cannot be a constant.",
+												 field->name));
 		errno = 0;
 		value = strtoll(equals + 1, &end, 10);
 		if (end == equals + 1 || *end != '\0' || errno != 0 || value < 0 ||
 			(field->bits < 63 && value >= (INT64CONST(1) << field->bits)))
-			idgen_layout_error(text, psprintf("The constant of field \"%s\" must be from 0 to 2^%d - 1.",
-											  field->name, field->bits));
+			return idgen_layout_problem(problem, text,
+										psprintf("The constant of field \"%s\" must be from 0 to 2^%d - 1.",
+												 field->name, field->bits));
 		field->kind = IDGEN_FIELD_CONST;
 		field->constant = value;
 	}
+	return true;
 }
 
 /*
@@ -195,6 +203,21 @@ idgen_parse_field(const char *text, char *token, IdgenField *field)
 void
 idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
 				   bool *unit_given)
+{
+	IdgenProblem problem;
+
+	if (!idgen_parse_layout_soft(text, spec, epoch_given, unit_given, &problem))
+		idgen_raise_problem(&problem);
+}
+
+/*
+ * idgen_parse_layout without raising: false, and *problem says why (as
+ * the ERROR idgen_parse_layout would raise), for a layout it refuses.  The
+ * keeper parses stored definitions with it, which must not stop it.
+ */
+bool
+idgen_parse_layout_soft(const char *text, IdgenSpec *spec, bool *epoch_given,
+						bool *unit_given, IdgenProblem *problem)
 {
 	const IdgenPreset *preset;
 	char	   *copy;
@@ -210,18 +233,23 @@ idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
 	preset = idgen_find_preset(text);
 	if (preset != NULL)
 	{
-		idgen_parse_layout(preset->layout, spec, epoch_given, unit_given);
+		if (!idgen_parse_layout_soft(preset->layout, spec, epoch_given,
+									 unit_given, problem))
+			return false;
 		idgen_spec_set_clock(spec,
 							 preset->epoch_unix_ms != 0 ? preset->epoch_unix_ms : idgen_epoch_unix_ms,
 							 preset->unit_ms);
 		*epoch_given = *unit_given = true;
-		return;
+		return true;
 	}
 	if (strchr(text, ':') == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown layout preset \"%s\"", text),
-				 errhint("The presets are snowflake, twitter, instagram, discord, sonyflake, tsid and js53; or give fields such as \"time:41 node:10 seq:12\".")));
+	{
+		problem->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+		problem->message = psprintf("unknown layout preset \"%s\"", text);
+		problem->detail = NULL;
+		problem->hint = "The presets are snowflake, twitter, instagram, discord, sonyflake, tsid and js53; or give fields such as \"time:41 node:10 seq:12\".";
+		return false;
+	}
 
 	copy = pstrdup(text);
 	for (token = strtok_r(copy, " \t\n", &save); token != NULL;
@@ -230,13 +258,15 @@ idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
 		IdgenField *field;
 
 		if (spec->nfields == IDGEN_MAX_FIELDS)
-			idgen_layout_error(text, psprintf("A layout has at most %d fields.",
-											  IDGEN_MAX_FIELDS));
+			return idgen_layout_problem(problem, text,
+										psprintf("A layout has at most %d fields.",
+												 IDGEN_MAX_FIELDS));
 		field = &spec->fields[spec->nfields];
-		idgen_parse_field(text, token, field);
+		if (!idgen_parse_field(text, token, field, problem))
+			return false;
 		for (int i = 0; i < spec->nfields; i++)
 			if (strcmp(spec->fields[i].name, field->name) == 0)
-				idgen_layout_error(text, psprintf("Field \"%s\" appears twice.", field->name));
+				return idgen_layout_problem(problem, text, psprintf("Field \"%s\" appears twice.", field->name));
 		switch (field->kind)
 		{
 			case IDGEN_FIELD_TIME:
@@ -247,8 +277,9 @@ idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
 				break;
 			case IDGEN_FIELD_SHARD:
 				if (field->bits > IDGEN_NAMED_MAX_SHARD_BITS)
-					idgen_layout_error(text, psprintf("A shard field has at most %d bits.",
-													  IDGEN_NAMED_MAX_SHARD_BITS));
+					return idgen_layout_problem(problem, text,
+												psprintf("A shard field has at most %d bits.",
+														 IDGEN_NAMED_MAX_SHARD_BITS));
 				spec->shard_field = spec->nfields;
 				break;
 			case IDGEN_FIELD_NODE:
@@ -262,33 +293,33 @@ idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
 	}
 
 	if (spec->nfields == 0)
-		idgen_layout_error(text, "The layout has no fields.");
+		return idgen_layout_problem(problem, text, "The layout has no fields.");
 	if (spec->time_field < 0)
 	{
 		/* a counter layout (counter.c): seq is the counter */
 		if (spec->seq_field < 0)
-			idgen_layout_error(text, "A layout needs a time field, or, for a counter generator, a seq field.");
+			return idgen_layout_problem(problem, text, "A layout needs a time field, or, for a counter generator, a seq field.");
 		if (spec->fields[spec->seq_field].bits > 52)
-			idgen_layout_error(text, "The counter (seq) of a counter layout has at most 52 bits.");
+			return idgen_layout_problem(problem, text, "The counter (seq) of a counter layout has at most 52 bits.");
 		if (total > 63)
-			idgen_layout_error(text, psprintf("The widths of a counter layout add up to at most 63 bits, not %d.", total));
+			return idgen_layout_problem(problem, text, psprintf("The widths of a counter layout add up to at most 63 bits, not %d.", total));
 		for (int i = 0; i < spec->nfields; i++)
 			if (spec->fields[i].kind == IDGEN_FIELD_RANDOM ||
 				spec->fields[i].kind == IDGEN_FIELD_SHARD)
-				idgen_layout_error(text, "A counter layout has no random or shard field.");
+				return idgen_layout_problem(problem, text, "A counter layout has no random or shard field.");
 	}
 	else if (total > 64)
-		idgen_layout_error(text, psprintf("The widths add up to %d bits, more than 64.", total));
+		return idgen_layout_problem(problem, text, psprintf("The widths add up to %d bits, more than 64.", total));
 	if (total == 64 && spec->time_field != 0)
-		idgen_layout_error(text, "A 64-bit layout must start with its time field, whose top bit (the sign bit) is never used.");
+		return idgen_layout_problem(problem, text, "A 64-bit layout must start with its time field, whose top bit (the sign bit) is never used.");
 	if (spec->node_bits > 31)
-		idgen_layout_error(text, "The node fields have more than 31 bits together.");
+		return idgen_layout_problem(problem, text, "The node fields have more than 31 bits together.");
 	if (spec->seq_field >= 0 && spec->seq_field < spec->time_field)
-		idgen_layout_error(text, "The time field must be more significant than seq, or IDs would not increase.");
+		return idgen_layout_problem(problem, text, "The time field must be more significant than seq, or IDs would not increase.");
 	for (int i = 0; i < spec->nfields; i++)
 		if (spec->fields[i].kind == IDGEN_FIELD_RANDOM &&
 			(i < spec->time_field || i < spec->seq_field))
-			idgen_layout_error(text, "Random bits must be less significant than time and seq, or IDs would not increase.");
+			return idgen_layout_problem(problem, text, "Random bits must be less significant than time and seq, or IDs would not increase.");
 
 	spec->width = total;
 	shift = total;
@@ -298,9 +329,11 @@ idgen_parse_layout(const char *text, IdgenSpec *spec, bool *epoch_given,
 		spec->fields[i].shift = shift;
 	}
 	if (spec->time_field >= 0)
+	{
 		spec->tick_limit = idgen_spec_time_bits_limit(spec);
-	else
-		idgen_parse_counter_options(spec, 0, 0, 0, NULL, 0, 0);
+		return true;
+	}
+	return idgen_parse_counter_options_soft(spec, 0, 0, 0, NULL, 0, 0, problem);
 }
 
 /*

@@ -9,7 +9,12 @@
  * around each, an empty list naming nothing.  The callers say what is
  * wrong in their own words, from the problem returned.
  *
- * Base layer: no shared state, no error raised.
+ * That is how the base layer's parsers report: the layout and counter
+ * parsers fill an IdgenProblem (idgen.h) instead of raising, so that the
+ * keeper and the check hooks can refuse a value without an ERROR, and
+ * idgen_raise_problem, here, raises one for the SQL functions.
+ *
+ * Base layer: no shared state; no error raised but by idgen_raise_problem.
  *
  * IDENTIFICATION
  *	  src/ranges.c
@@ -75,4 +80,19 @@ idgen_parse_ranges(const char *text, int max, bool *member)
 		else if (*p != '\0')
 			return IDGEN_RANGES_SYNTAX;
 	}
+}
+
+/*
+ * Raise a parser's problem as the ERROR it describes, with its SQLSTATE,
+ * message, detail and hint.
+ */
+void
+idgen_raise_problem(const IdgenProblem *problem)
+{
+	ereport(ERROR,
+			(errcode(problem->sqlstate),
+			 errmsg_internal("%s", problem->message),
+			 problem->detail ? errdetail_internal("%s", problem->detail) : 0,
+			 problem->hint ? errhint("%s", problem->hint) : 0));
+	pg_unreachable();
 }

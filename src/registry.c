@@ -318,38 +318,33 @@ idgen_slot_set_state(int i, IdgenSlotState state, const char *message)
 
 /*
  * Parse a stored layout.  It was validated when created; a row that fails
- * now was altered by hand, and is logged and skipped rather than allowed
- * to stop the keeper.
+ * now was altered by hand, and is logged, with the reason, and skipped
+ * rather than allowed to stop the keeper.  The parsers return their
+ * problem instead of raising it, so nothing is caught here.
  */
 static bool
 idgen_registry_parse(const char *name, const char *layout_text,
 					 const IdgenCounterOptions *options, IdgenSpec *spec)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	bool		epoch_given;
 	bool		unit_given;
-	volatile bool ok = true;
+	IdgenProblem problem;
 
-	PG_TRY();
-	{
-		idgen_parse_layout(layout_text, spec, &epoch_given, &unit_given);
-		if (spec->time_field < 0)
-			idgen_parse_counter_options(spec, options->prefetch, options->refill,
-										options->stripes, options->owned,
-										options->segment, options->start);
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(cxt);
-		FlushErrorState();
-		ok = false;
-	}
-	PG_END_TRY();
-	if (!ok)
-		ereport(LOG,
-				(errmsg("idgen keeper: named generator \"%s\" has an invalid layout \"%s\"; not loaded",
-						name, layout_text)));
-	return ok;
+	if (idgen_parse_layout_soft(layout_text, spec, &epoch_given, &unit_given,
+								&problem) &&
+		(spec->time_field >= 0 ||
+		 idgen_parse_counter_options_soft(spec, options->prefetch,
+										  options->refill, options->stripes,
+										  options->owned, options->segment,
+										  options->start, &problem)))
+		return true;
+	ereport(LOG,
+			(errmsg("idgen keeper: named generator \"%s\" has an invalid layout \"%s\"; not loaded",
+					name, layout_text),
+			 problem.detail ?
+			 errdetail("%s: %s", problem.message, problem.detail) :
+			 errdetail("%s.", problem.message)));
+	return false;
 }
 
 /*
