@@ -325,6 +325,9 @@ typedef struct IdgenShared
 	IdgenShardControl shards;
 } IdgenShared;
 
+/* The keeper's structure in shared memory s (an IdgenShared *). */
+#define KEEPER(s) (&(s)->keeper.keeper)
+
 /* Splice a node or shard into a millisecond and a sequence value. */
 static inline int64
 idgen_snowflake_compose(int64 ms, int32 node, int32 seq)

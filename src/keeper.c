@@ -144,8 +144,6 @@ static const char *const keeper_settings[][2] = {
 	{"session_replication_role", "origin"},
 };
 
-#define KEEPER(s) (&(s)->keeper.keeper)
-
 /*
  * Called from _PG_init while preloading.  No keeper in binary-upgrade mode:
  * pg_upgrade's server must not write to user databases.

@@ -103,7 +103,7 @@ idgen_keeper_errcode_locked(IdgenKeeper *keeper)
 int
 idgen_keeper_errcode(void)
 {
-	IdgenKeeper *keeper = &idgen_shared->keeper.keeper;
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	int			code;
 
 	SpinLockAcquire(&keeper->mutex);

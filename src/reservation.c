@@ -41,8 +41,6 @@
 #include "idgen.h"
 #include "registry.h"
 
-#define KEEPER(s) (&(s)->keeper.keeper)
-
 /* wait event id, registered on first use (compat.h) */
 static uint32 wait_event_reservation = 0;
 

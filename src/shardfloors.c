@@ -31,8 +31,6 @@
 #include "storage.h"
 #include "shardfloors.h"
 
-#define KEEPER(s) (&(s)->keeper.keeper)
-
 static void idgen_keeper_apply_shard(int32 shard);
 
 /*

@@ -115,7 +115,7 @@ idgen_shmem_startup(void)
 		 * Shard ownership starts as the postmaster read idgen.shards; from
 		 * here on the keeper applies changes of the setting (keeper.c).
 		 */
-		idgen_keeper_init(&idgen_shared->keeper.keeper);
+		idgen_keeper_init(KEEPER(idgen_shared));
 		pg_atomic_init_u32(&idgen_shared->lease_word.word, 0);
 		pg_atomic_init_u64(&idgen_shared->lease_deadline.ms, 0);
 		idgen_lease_init(&idgen_shared->lease);

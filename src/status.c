@@ -176,7 +176,7 @@ idgen_status(PG_FUNCTION_ARGS)
 	{
 		int64		now = idgen_clock_ms();
 		IdgenGenerator sf = idgen_snapshot(&idgen_shared->snowflake.gen);
-		IdgenKeeper *keeper = &idgen_shared->keeper.keeper;
+		IdgenKeeper *keeper = KEEPER(idgen_shared);
 		IdgenKeeperState kstate;
 		char		kmessage[sizeof(keeper->message)];
 		int64		durable;
