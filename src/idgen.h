@@ -36,6 +36,7 @@
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
 #include "storage/spin.h"
 
 #include "compat.h"
@@ -142,8 +143,12 @@ StaticAssertDecl(sizeof(IdgenGenerator) <= PG_CACHE_LINE_SIZE,
  * WAL, and on a synchronous standby if one is configured).
  *
  * hwm_ms is read on every generator call and written a few times a second,
- * so it is atomic; everything else is protected by mutex.
+ * so it is atomic.  lock, an LWLock (tranche "idgen", shmem.c), protects
+ * the shard control (IdgenShared.shards); everything else is protected by
+ * mutex.
  */
+#define IDGEN_LWLOCK_TRANCHE "idgen"
+
 typedef enum IdgenKeeperState
 {
 	IDGEN_KEEPER_STARTING = 0,	/* no reservation loaded yet */
@@ -158,6 +163,7 @@ typedef struct IdgenKeeper
 	pg_atomic_uint64 want_ms;	/* highest ms a waiting backend needs */
 	pg_atomic_uint32 floors_pending;	/* an instagram_id_advance() waits */
 	ConditionVariable cv;		/* broadcast when hwm_ms or state changes */
+	LWLock	   *lock;			/* the shard control */
 	slock_t		mutex;
 	IdgenKeeperState state;
 	Latch	   *latch;			/* the keeper's latch while it runs */
@@ -201,9 +207,10 @@ typedef union IdgenIssuedPadded
  * release_pending is a change asked for, released the state committed; a
  * released shard is never owned here, whatever idgen.shards says, until
  * instagram_id_advance() takes it back.  All protected by the keeper's
- * mutex (the keeper reads its own writes without it).  applied is the
- * idgen.shards bitmap the keeper last copied into the generators' "owned"
- * flags: only shards whose setting changed since are copied again.
+ * LWLock (IdgenKeeper.lock), taken once for a whole scan, not per shard.
+ * applied is the idgen.shards bitmap the keeper last copied into the
+ * generators' "owned" flags: only shards whose setting changed since are
+ * copied again; the keeper alone reads and writes it, without a lock.
  */
 typedef enum IdgenReleaseChange
 {

@@ -19,7 +19,8 @@
  * also bounded (100 ms a turn), so a change that is not broadcast costs
  * latency, never a wait beyond the deadline.
  *
- * This file reads the keeper's state (under IdgenKeeper.mutex) and writes
+ * This file reads the keeper's state (under IdgenKeeper.mutex; the shard
+ * control under IdgenKeeper.lock, an LWLock) and writes
  * only what a waiter posts: want_ms, a counter slot's counter_want, the
  * shard control's pending floors and releases with floors_pending and a
  * cleared floor_message, and the count of waits.  It runs in backends,
@@ -36,6 +37,7 @@
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
 #include "storage/spin.h"
 
 #include "idgen.h"
@@ -236,10 +238,12 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 	IdgenShardControl *sc = &idgen_shared->shards;
 	bool		want_released = (change == IDGEN_RELEASE_RELEASE);
 
-	SpinLockAcquire(&keeper->mutex);
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 	sc->floor_pending[shard] = Max(sc->floor_pending[shard], position);
 	if (change != IDGEN_RELEASE_KEEP)
 		sc->release_pending[shard] = (uint8) change;
+	LWLockRelease(keeper->lock);
+	SpinLockAcquire(&keeper->mutex);
 	keeper->floor_message[0] = '\0';
 	SpinLockRelease(&keeper->mutex);
 	pg_atomic_write_u32(&keeper->floors_pending, 1);
@@ -253,11 +257,13 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 		char		message[sizeof(keeper->message)];
 		char		floor_message[sizeof(keeper->floor_message)];
 
-		SpinLockAcquire(&keeper->mutex);
+		LWLockAcquire(keeper->lock, LW_SHARED);
 		done = sc->floor_durable[shard] >= position &&
 			(change == IDGEN_RELEASE_KEEP ||
 			 (sc->release_pending[shard] == IDGEN_RELEASE_KEEP &&
 			  sc->released[shard] == want_released));
+		LWLockRelease(keeper->lock);
+		SpinLockAcquire(&keeper->mutex);
 		state = keeper->state;
 		code = idgen_keeper_errcode_locked(keeper);
 		strlcpy(message, keeper->message, sizeof(message));

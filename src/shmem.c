@@ -5,10 +5,18 @@
  *
  * One IdgenShared block holds the keeper's reservation state, the
  * snowflake generator and the 8,192 instagram shard generators, each on
- * its own cache line(s) with its own lock (see idgen.h).  The block exists only when idgen is in
- * shared_preload_libraries; without it idgen_shared stays NULL and the
- * generators refuse to run, while the decoders, which need no shared
- * state, keep working.
+ * its own cache line(s) with its own lock (see idgen.h).  The block exists
+ * only when idgen is in shared_preload_libraries; without it idgen_shared
+ * stays NULL and the generators refuse to run, while the decoders, which
+ * need no shared state, keep working.
+ *
+ * The keeper's structure and the shard control are under one LWLock, of a
+ * named tranche requested here (IDGEN_LWLOCK_TRANCHE): PostgreSQL 15 to 18
+ * register a named tranche's name in the postmaster, so every backend
+ * inherits it and pg_stat_activity shows a wait for it as wait_event
+ * "idgen" (wait_event_type "LWLock").  Lock order: that LWLock, then a
+ * generator's or the keeper's spinlock, never the other way round and
+ * never with another LWLock (src/README).
  *
  * IDENTIFICATION
  *	  src/shmem.c
@@ -97,6 +105,7 @@ idgen_shmem_request(void)
 
 	RequestAddinShmemSpace(sizeof(IdgenShared));
 	RequestAddinShmemSpace(idgen_registry_shmem_size());
+	RequestNamedLWLockTranche(IDGEN_LWLOCK_TRANCHE, 1);
 }
 
 static void
@@ -229,6 +238,7 @@ idgen_keeper_init(IdgenKeeper *keeper)
 	pg_atomic_init_u64(&keeper->want_ms, 0);
 	pg_atomic_init_u32(&keeper->floors_pending, 0);
 	ConditionVariableInit(&keeper->cv);
+	keeper->lock = &(GetNamedLWLockTranche(IDGEN_LWLOCK_TRANCHE))->lock;
 	SpinLockInit(&keeper->mutex);
 	keeper->state = IDGEN_KEEPER_STARTING;
 	keeper->latch = NULL;
