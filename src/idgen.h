@@ -143,9 +143,23 @@ StaticAssertDecl(sizeof(IdgenGenerator) <= PG_CACHE_LINE_SIZE,
  * WAL, and on a synchronous standby if one is configured).
  *
  * hwm_ms is read on every generator call and written a few times a second,
- * so it is atomic.  lock, an LWLock (tranche "idgen", shmem.c), protects
- * the shard control (IdgenShared.shards); everything else is protected by
- * mutex.
+ * so it is atomic, as are want_ms and floors_pending.  The rest is under
+ * two locks:
+ *
+ * lock, an LWLock (tranche "idgen", shmem.c), protects the structure: the
+ * messages, durable_unix_ms and writes, and the shard control
+ * (IdgenShared.shards).  LW_SHARED to read, LW_EXCLUSIVE to write; taken
+ * once for a whole copy or scan, never across a sleep, never while holding
+ * another lock.
+ *
+ * mutex, a spinlock, protects the few words a backend reads on every turn
+ * of a wait for the keeper (reservation.c): the state and what its
+ * SQLSTATE is made of (failures, failed_errcode, claim_blocked), written
+ * only while lock is held in LW_EXCLUSIVE too, so that they may be read
+ * under either: under mutex alone by a wait's turn, under lock with the
+ * message they go with.  latch, starts and waits are under mutex alone.
+ * mutex is taken inside lock, never the other way round, and held for a
+ * few assignments.
  */
 #define IDGEN_LWLOCK_TRANCHE "idgen"
 
@@ -163,18 +177,22 @@ typedef struct IdgenKeeper
 	pg_atomic_uint64 want_ms;	/* highest ms a waiting backend needs */
 	pg_atomic_uint32 floors_pending;	/* an instagram_id_advance() waits */
 	ConditionVariable cv;		/* broadcast when hwm_ms or state changes */
-	LWLock	   *lock;			/* the shard control */
+	LWLock	   *lock;			/* the structure and the shard control */
+
+	/* under mutex; the first four written under lock too */
 	slock_t		mutex;
 	IdgenKeeperState state;
-	Latch	   *latch;			/* the keeper's latch while it runs */
-	int64		durable_unix_ms;	/* last value known durable (Unix ms) */
-	uint64		writes;			/* reservations made durable */
-	uint64		waits;			/* generator calls that waited for one */
-	uint32		starts;			/* times the keeper process started */
 	uint32		failures;		/* consecutive failed keeper runs */
 	int			failed_errcode; /* SQLSTATE of the last failure */
 	bool		claim_blocked;	/* starting: an 'auto' claim waits on a wrong
 								 * etcd setting (the message says which) */
+	Latch	   *latch;			/* the keeper's latch while it runs */
+	uint32		starts;			/* times the keeper process started */
+	uint64		waits;			/* generator calls that waited for one */
+
+	/* under lock */
+	int64		durable_unix_ms;	/* last value known durable (Unix ms) */
+	uint64		writes;			/* reservations made durable */
 	char		message[256];	/* why not ready, for errors and status */
 	char		floor_message[256]; /* why shard floors cannot be kept */
 } IdgenKeeper;
@@ -810,7 +828,7 @@ idgen_issue_with_node(IdgenGenerator *gen, const IdgenLayout *layout,
 	return position;
 }
 
-/* node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex) */
+/* node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex or ->lock) */
 extern int	idgen_keeper_errcode(void);
 extern bool idgen_keeper_failure_passes(int sqlerrcode);
 extern int	idgen_keeper_errcode_locked(IdgenKeeper *keeper);

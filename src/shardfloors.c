@@ -259,11 +259,11 @@ idgen_shard_floors_no_table(void)
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 
 	plan_n = 0;
-	SpinLockAcquire(&keeper->mutex);
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 	snprintf(keeper->floor_message, sizeof(keeper->floor_message),
 			 "Database \"%s\" has idgen 1.0, which has no table for shard floors; run ALTER EXTENSION idgen UPDATE there",
 			 idgen_database);
-	SpinLockRelease(&keeper->mutex);
+	LWLockRelease(keeper->lock);
 	ConditionVariableBroadcast(&keeper->cv);
 }
 
