@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
@@ -209,6 +210,32 @@ idgen_refuse_in_recovery(const char *funcname)
 				 errdetail("IDs are issued only by a primary server."),
 				 errhint("Call %s() on the primary.", funcname)));
 }
+
+#ifdef IDGEN_TEST_HOOKS
+/*
+ * idgen_test_hold_keeper_lock(ms), in a test build only, and declared by
+ * no install script: t/039_keeper_lock.pl creates it, to hold the keeper's
+ * LWLock exclusively for ms while other sessions wait for it, and check
+ * that pg_stat_activity names their wait after the tranche.  Interrupts
+ * are held as long (LWLockAcquire holds them), so ms must be short; the
+ * keeper waits too.  Superuser only.
+ */
+PG_FUNCTION_INFO_V1(idgen_test_hold_keeper_lock);
+Datum
+idgen_test_hold_keeper_lock(PG_FUNCTION_ARGS)
+{
+	int32		ms = PG_GETARG_INT32(0);
+	IdgenShared *shared = idgen_require_shared("idgen_test_hold_keeper_lock");
+
+	idgen_require_superuser("idgen_test_hold_keeper_lock");
+	if (ms < 0 || ms > 60000)
+		elog(ERROR, "idgen_test_hold_keeper_lock() holds for 0 to 60000 ms");
+	LWLockAcquire(KEEPER(shared)->lock, LW_EXCLUSIVE);
+	pg_usleep(ms * 1000L);
+	LWLockRelease(KEEPER(shared)->lock);
+	PG_RETURN_VOID();
+}
+#endif							/* IDGEN_TEST_HOOKS */
 
 /*
  * The keeper's shared state (keeper.c): initial values, and its state's
