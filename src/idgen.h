@@ -36,6 +36,7 @@
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
 #include "storage/spin.h"
 
 #include "compat.h"
@@ -142,8 +143,26 @@ StaticAssertDecl(sizeof(IdgenGenerator) <= PG_CACHE_LINE_SIZE,
  * WAL, and on a synchronous standby if one is configured).
  *
  * hwm_ms is read on every generator call and written a few times a second,
- * so it is atomic; everything else is protected by mutex.
+ * so it is atomic, as are want_ms and floors_pending.  The rest is under
+ * two locks:
+ *
+ * lock, an LWLock (tranche "idgen", shmem.c), protects the structure: the
+ * messages, durable_unix_ms and writes, and the shard control
+ * (IdgenShared.shards).  LW_SHARED to read, LW_EXCLUSIVE to write; taken
+ * once for a whole copy or scan, never across a sleep, never while holding
+ * another lock.
+ *
+ * mutex, a spinlock, protects the few words a backend reads on every turn
+ * of a wait for the keeper (reservation.c): the state and what its
+ * SQLSTATE is made of (failures, failed_errcode, claim_blocked), written
+ * only while lock is held in LW_EXCLUSIVE too, so that they may be read
+ * under either: under mutex alone by a wait's turn, under lock with the
+ * message they go with.  latch, starts and waits are under mutex alone.
+ * mutex is taken inside lock, never the other way round, and held for a
+ * few assignments.
  */
+#define IDGEN_LWLOCK_TRANCHE "idgen"
+
 typedef enum IdgenKeeperState
 {
 	IDGEN_KEEPER_STARTING = 0,	/* no reservation loaded yet */
@@ -158,17 +177,22 @@ typedef struct IdgenKeeper
 	pg_atomic_uint64 want_ms;	/* highest ms a waiting backend needs */
 	pg_atomic_uint32 floors_pending;	/* an instagram_id_advance() waits */
 	ConditionVariable cv;		/* broadcast when hwm_ms or state changes */
+	LWLock	   *lock;			/* the structure and the shard control */
+
+	/* under mutex; the first four written under lock too */
 	slock_t		mutex;
 	IdgenKeeperState state;
-	Latch	   *latch;			/* the keeper's latch while it runs */
-	int64		durable_unix_ms;	/* last value known durable (Unix ms) */
-	uint64		writes;			/* reservations made durable */
-	uint64		waits;			/* generator calls that waited for one */
-	uint32		starts;			/* times the keeper process started */
 	uint32		failures;		/* consecutive failed keeper runs */
 	int			failed_errcode; /* SQLSTATE of the last failure */
 	bool		claim_blocked;	/* starting: an 'auto' claim waits on a wrong
 								 * etcd setting (the message says which) */
+	Latch	   *latch;			/* the keeper's latch while it runs */
+	uint32		starts;			/* times the keeper process started */
+	uint64		waits;			/* generator calls that waited for one */
+
+	/* under lock */
+	int64		durable_unix_ms;	/* last value known durable (Unix ms) */
+	uint64		writes;			/* reservations made durable */
 	char		message[256];	/* why not ready, for errors and status */
 	char		floor_message[256]; /* why shard floors cannot be kept */
 } IdgenKeeper;
@@ -201,9 +225,10 @@ typedef union IdgenIssuedPadded
  * release_pending is a change asked for, released the state committed; a
  * released shard is never owned here, whatever idgen.shards says, until
  * instagram_id_advance() takes it back.  All protected by the keeper's
- * mutex (the keeper reads its own writes without it).  applied is the
- * idgen.shards bitmap the keeper last copied into the generators' "owned"
- * flags: only shards whose setting changed since are copied again.
+ * LWLock (IdgenKeeper.lock), taken once for a whole scan, not per shard.
+ * applied is the idgen.shards bitmap the keeper last copied into the
+ * generators' "owned" flags: only shards whose setting changed since are
+ * copied again; the keeper alone reads and writes it, without a lock.
  */
 typedef enum IdgenReleaseChange
 {
@@ -324,6 +349,9 @@ typedef struct IdgenShared
 	IdgenGeneratorPadded instagram[IDGEN_INSTAGRAM_NSHARDS];
 	IdgenShardControl shards;
 } IdgenShared;
+
+/* The keeper's structure in shared memory s (an IdgenShared *). */
+#define KEEPER(s) (&(s)->keeper.keeper)
 
 /* Splice a node or shard into a millisecond and a sequence value. */
 static inline int64
@@ -824,7 +852,7 @@ idgen_issue_with_node(IdgenGenerator *gen, const IdgenLayout *layout,
 	return position;
 }
 
-/* node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex) */
+/* node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex or ->lock) */
 extern int	idgen_keeper_errcode(void);
 extern bool idgen_keeper_failure_passes(int sqlerrcode);
 extern int	idgen_keeper_errcode_locked(IdgenKeeper *keeper);

@@ -53,12 +53,19 @@
  * Shard floors and releases.  shardfloors.c writes and reads them; this
  * loop decides when, and owns the transaction they are written in.
  *
- * Locking.  The keeper's state and messages and the shard control are
- * under IdgenKeeper.mutex, held for a few instructions; hwm_ms, want_ms
- * and floors_pending are atomics (only the keeper writes hwm_ms, once the
+ * Locking.  The keeper's structure (its messages, its durable value and
+ * count of writes) and the shard control are under IdgenKeeper.lock, an
+ * LWLock; the few words a waiting backend reads on every turn (the state
+ * and what its SQLSTATE is made of, the latch) are under IdgenKeeper.mutex,
+ * a spinlock, taken inside the LWLock: the state is changed with both held,
+ * so that it agrees with its message.  The keeper is the only process that
+ * writes them.  Neither is held across a transaction, a sleep, an error or
+ * another lock (SyncRepLock is taken with neither held), so an error's
+ * longjmp finds only what LWLockReleaseAll() frees.  hwm_ms, want_ms and
+ * floors_pending are atomics (only the keeper writes hwm_ms, once the
  * value is durable).  Waiting backends sleep on IdgenKeeper.cv
  * (reservation.c), which the keeper broadcasts after each change.
- * src/README lists every lock.
+ * src/README lists every lock and their order.
  *
  * IDENTIFICATION
  *	  src/keeper.c
@@ -144,8 +151,6 @@ static const char *const keeper_settings[][2] = {
 	{"session_replication_role", "origin"},
 };
 
-#define KEEPER(s) (&(s)->keeper.keeper)
-
 /*
  * Called from _PG_init while preloading.  No keeper in binary-upgrade mode:
  * pg_upgrade's server must not write to user databases.
@@ -177,11 +182,29 @@ idgen_keeper_set_state(IdgenKeeperState state, const char *message)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
+	strlcpy(keeper->message, message, sizeof(keeper->message));
 	SpinLockAcquire(&keeper->mutex);
 	keeper->state = state;
-	strlcpy(keeper->message, message, sizeof(keeper->message));
 	SpinLockRelease(&keeper->mutex);
+	LWLockRelease(keeper->lock);
 	ConditionVariableBroadcast(&keeper->cv);
+}
+
+/*
+ * Replace the keeper's message, and with if_ready only while its state is
+ * "ready": a word on the last round must not replace the message of
+ * another state.  Keeper process only.
+ */
+static void
+idgen_keeper_set_message(const char *message, bool if_ready)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
+	if (!if_ready || keeper->state == IDGEN_KEEPER_READY)
+		strlcpy(keeper->message, message, sizeof(keeper->message));
+	LWLockRelease(keeper->lock);
 }
 
 /*
@@ -199,15 +222,17 @@ idgen_keeper_note_claim_wait(bool waiting)
 	bool		blocked = waiting && idgen_lease_claim_blocked();
 	bool		changed;
 
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 	SpinLockAcquire(&keeper->mutex);
 	changed = keeper->claim_blocked != blocked;
 	keeper->claim_blocked = blocked;
+	SpinLockRelease(&keeper->mutex);
 	if (waiting && keeper->state == IDGEN_KEEPER_STARTING)
 		strlcpy(keeper->message, blocked ?
 				"the keeper waits to claim a node id in etcd (\"idgen.node_id\" is 'auto'), and etcd refuses a setting; idgen_lease_status() and the server log say which" :
 				"the keeper waits to claim a node id in etcd (\"idgen.node_id\" is 'auto')",
 				sizeof(keeper->message));
-	SpinLockRelease(&keeper->mutex);
+	LWLockRelease(keeper->lock);
 	if (changed)
 		ConditionVariableBroadcast(&keeper->cv);
 }
@@ -218,10 +243,14 @@ idgen_keeper_set_failed(int sqlerrcode, const char *message)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
+	strlcpy(keeper->message, message, sizeof(keeper->message));
 	SpinLockAcquire(&keeper->mutex);
 	keeper->failed_errcode = sqlerrcode;
+	keeper->state = IDGEN_KEEPER_FAILED;
 	SpinLockRelease(&keeper->mutex);
-	idgen_keeper_set_state(IDGEN_KEEPER_FAILED, message);
+	LWLockRelease(keeper->lock);
+	ConditionVariableBroadcast(&keeper->cv);
 }
 
 /* ---- the worker: transactions (trust: storage.c) ---- */
@@ -454,9 +483,9 @@ idgen_keeper_load(void)
 	 */
 	if (published == 0 && have_hwm)
 	{
-		SpinLockAcquire(&keeper->mutex);
+		LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 		keeper->durable_unix_ms = durable;
-		SpinLockRelease(&keeper->mutex);
+		LWLockRelease(keeper->lock);
 	}
 
 	/*
@@ -484,11 +513,13 @@ idgen_keeper_load(void)
 		 * is on disk: it is ready now, not at the next write, which an idle
 		 * server may not need for a long time.
 		 */
+		LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
+		strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
 		SpinLockAcquire(&keeper->mutex);
 		keeper->failures = 0;
 		keeper->state = IDGEN_KEEPER_READY;
-		strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
 		SpinLockRelease(&keeper->mutex);
+		LWLockRelease(keeper->lock);
 	}
 	return true;
 }
@@ -499,13 +530,15 @@ idgen_keeper_note_durable(int64 unix_ms)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 
-	SpinLockAcquire(&keeper->mutex);
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 	keeper->durable_unix_ms = unix_ms;
 	keeper->writes++;
+	strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
+	SpinLockAcquire(&keeper->mutex);
 	keeper->failures = 0;
 	keeper->state = IDGEN_KEEPER_READY;
-	strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
 	SpinLockRelease(&keeper->mutex);
+	LWLockRelease(keeper->lock);
 }
 
 /*
@@ -524,11 +557,8 @@ idgen_keeper_reserve_to(int64 target_ms)
 	 * Say what we wait for: if the commit blocks (a synchronous standby that
 	 * is gone), generators that run out of reservation report this.
 	 */
-	SpinLockAcquire(&keeper->mutex);
-	strlcpy(keeper->message,
-			"a new reservation is waiting to become durable (WAL flush, and the synchronous standbys of \"synchronous_standby_names\" if any)",
-			sizeof(keeper->message));
-	SpinLockRelease(&keeper->mutex);
+	idgen_keeper_set_message("a new reservation is waiting to become durable (WAL flush, and the synchronous standbys of \"synchronous_standby_names\" if any)",
+							 false);
 
 	idgen_keeper_begin("idgen keeper: extending reservation");
 	idgen_keeper_find_objects(&objs);
@@ -747,32 +777,46 @@ static void
 idgen_keeper_on_exit(int code, Datum arg)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	bool		connect_failed = keeper_connecting && !keeper_connected &&
+		!keeper_terminating;
+	bool		restarting = false;
 
 	idgen_lease_on_keeper_exit();
 
+	/*
+	 * Not held here: nothing under it can fail or take interrupts, and an
+	 * error in the loop releases it (idgen_keeper_recover).
+	 */
+	Assert(!LWLockHeldByMe(keeper->lock));
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 	SpinLockAcquire(&keeper->mutex);
 	keeper->latch = NULL;
 	keeper->claim_blocked = false;
-	if (keeper_connecting && !keeper_connected && !keeper_terminating)
+	if (connect_failed)
 	{
 		/* a FATAL connection failure skips PG_CATCH; the log has the cause */
 		keeper->state = IDGEN_KEEPER_FAILED;
 		keeper->failed_errcode = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
-		snprintf(keeper->message, sizeof(keeper->message),
-				 "the keeper could not connect to database \"%s\"; the server log says why",
-				 idgen_database);
 	}
 	else if (keeper->state == IDGEN_KEEPER_READY)
 	{
 		keeper->state = IDGEN_KEEPER_STARTING;
-		strlcpy(keeper->message, "the keeper exited and is being restarted",
-				sizeof(keeper->message));
+		restarting = true;
 	}
 	/* a keeper stopped in its back-off, or while connecting, did not fail again */
 	if (keeper->state == IDGEN_KEEPER_FAILED && keeper_connecting &&
 		!keeper_terminating)
 		keeper->failures++;
 	SpinLockRelease(&keeper->mutex);
+	/* the message that goes with the state, under the LWLock still held */
+	if (connect_failed)
+		snprintf(keeper->message, sizeof(keeper->message),
+				 "the keeper could not connect to database \"%s\"; the server log says why",
+				 idgen_database);
+	else if (restarting)
+		strlcpy(keeper->message, "the keeper exited and is being restarted",
+				sizeof(keeper->message));
+	LWLockRelease(keeper->lock);
 	ConditionVariableBroadcast(&keeper->cv);
 }
 
@@ -894,13 +938,13 @@ idgen_keeper_recover(void)
 	errors_in_a_row++;
 	if (idgen_keeper_failure_passes(edata->sqlerrcode))
 	{
+		char		message[sizeof(keeper->message)];
+
 		/* the state stays; idgen_status() tells the error until it passed */
-		SpinLockAcquire(&keeper->mutex);
-		if (keeper->state == IDGEN_KEEPER_READY)
-			snprintf(keeper->message, sizeof(keeper->message),
-					 "the reservation is durable; the keeper's last round failed and is retried (%s: %s)",
-					 unpack_sql_state(edata->sqlerrcode), edata->message);
-		SpinLockRelease(&keeper->mutex);
+		snprintf(message, sizeof(message),
+				 "the reservation is durable; the keeper's last round failed and is retried (%s: %s)",
+				 unpack_sql_state(edata->sqlerrcode), edata->message);
+		idgen_keeper_set_message(message, true);
 
 		/*
 		 * Soon: callers live on what is left of the reservation, at worst
@@ -938,14 +982,9 @@ idgen_keeper_recover(void)
 static void
 idgen_keeper_recovered(void)
 {
-	IdgenKeeper *keeper = KEEPER(idgen_shared);
-
 	recovering = false;
 	errors_in_a_row = 0;
-	SpinLockAcquire(&keeper->mutex);
-	if (keeper->state == IDGEN_KEEPER_READY)
-		strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
-	SpinLockRelease(&keeper->mutex);
+	idgen_keeper_set_message("the reservation is durable", true);
 }
 
 void

@@ -85,7 +85,8 @@ idgen_keeper_failure_passes(int sqlerrcode)
  * that passes by itself; 55000 when it refuses a changed epoch, failed for
  * a reason someone has to fix, or (with "idgen.node_id" = 'auto') waits to
  * claim a node id behind a wrong etcd setting.  Caller holds
- * keeper->mutex.
+ * keeper->mutex, or keeper->lock in either mode: the words read here are
+ * written only under both.
  */
 int
 idgen_keeper_errcode_locked(IdgenKeeper *keeper)
@@ -103,7 +104,7 @@ idgen_keeper_errcode_locked(IdgenKeeper *keeper)
 int
 idgen_keeper_errcode(void)
 {
-	IdgenKeeper *keeper = &idgen_shared->keeper.keeper;
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	int			code;
 
 	SpinLockAcquire(&keeper->mutex);

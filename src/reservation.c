@@ -19,11 +19,19 @@
  * also bounded (100 ms a turn), so a change that is not broadcast costs
  * latency, never a wait beyond the deadline.
  *
- * This file reads the keeper's state (under IdgenKeeper.mutex) and writes
- * only what a waiter posts: want_ms, a counter slot's counter_want, the
- * shard control's pending floors and releases with floors_pending and a
- * cleared floor_message, and the count of waits.  It runs in backends,
- * never in the keeper.
+ * This file reads the keeper's state and writes only what a waiter posts:
+ * want_ms, a counter slot's counter_want, the shard control's pending
+ * floors and releases with floors_pending and a cleared floor_message, and
+ * the count of waits.  It runs in backends, never in the keeper.
+ *
+ * Locking.  Every turn of a wait reads the keeper's state, its SQLSTATE
+ * and its latch under IdgenKeeper.mutex, a spinlock held for a few words;
+ * the message an error quotes is copied only when the error is raised,
+ * under the keeper's LWLock (IdgenKeeper.lock) in LW_SHARED, which every
+ * writer of the state and the message holds exclusively, so that the two
+ * agree.  The shard control is read and posted under that LWLock.  No lock
+ * is held across a sleep or an ereport, and none is taken while holding
+ * another (src/README gives the order).
  *
  * IDENTIFICATION
  *	  src/reservation.c
@@ -36,12 +44,11 @@
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
 #include "storage/spin.h"
 
 #include "idgen.h"
 #include "registry.h"
-
-#define KEEPER(s) (&(s)->keeper.keeper)
 
 /* wait event id, registered on first use (compat.h) */
 static uint32 wait_event_reservation = 0;
@@ -57,6 +64,42 @@ idgen_keeper_latch(void)
 	latch = keeper->latch;
 	SpinLockRelease(&keeper->mutex);
 	return latch;
+}
+
+/*
+ * The keeper's state and the SQLSTATE a wait that runs out gets
+ * (idgen_keeper_errcode_locked).  With message NULL they are read under
+ * the spinlock, as every turn of a wait reads them; otherwise the message
+ * (room for sizeof(IdgenKeeper.message)) is copied with them under the
+ * LWLock, so that all three agree, for an error that quotes it.
+ */
+static IdgenKeeperState
+idgen_keeper_read_state(int *code, char *message)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	IdgenKeeperState state;
+
+	if (message == NULL)
+	{
+		SpinLockAcquire(&keeper->mutex);
+		state = keeper->state;
+		*code = idgen_keeper_errcode_locked(keeper);
+		SpinLockRelease(&keeper->mutex);
+		return state;
+	}
+	LWLockAcquire(keeper->lock, LW_SHARED);
+	state = keeper->state;
+	*code = idgen_keeper_errcode_locked(keeper);
+	strlcpy(message, keeper->message, sizeof(keeper->message));
+	LWLockRelease(keeper->lock);
+	return state;
+}
+
+/* A keeper in this state loads no definitions (named generators). */
+static inline bool
+idgen_keeper_loads_nothing(IdgenKeeperState state)
+{
+	return state == IDGEN_KEEPER_FAILED || state == IDGEN_KEEPER_EPOCH_CHANGED;
 }
 
 /* The error of a wait for the keeper that ran out of time. */
@@ -88,13 +131,12 @@ idgen_keeper_report_not_loaded(const char *name, bool always)
 	int			code;
 	char		message[sizeof(keeper->message)];
 
-	SpinLockAcquire(&keeper->mutex);
-	state = keeper->state;
-	code = idgen_keeper_errcode_locked(keeper);
-	strlcpy(message, keeper->message, sizeof(message));
-	SpinLockRelease(&keeper->mutex);
-	if (always || state == IDGEN_KEEPER_FAILED ||
-		state == IDGEN_KEEPER_EPOCH_CHANGED)
+	/* each turn of the lookup's wait asks; the message only for the error */
+	state = idgen_keeper_read_state(&code, NULL);
+	if (!always && !idgen_keeper_loads_nothing(state))
+		return;
+	state = idgen_keeper_read_state(&code, message);
+	if (always || idgen_keeper_loads_nothing(state))
 		ereport(ERROR,
 				(errcode(code),
 				 errmsg("the definition of generator \"%s\" is not loaded", name),
@@ -160,13 +202,11 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 		if ((int64) pg_atomic_read_u64(&keeper->hwm_ms) > need_ms)
 			break;
 
-		SpinLockAcquire(&keeper->mutex);
-		state = keeper->state;
-		code = idgen_keeper_errcode_locked(keeper);
-		strlcpy(message, keeper->message, sizeof(message));
-		SpinLockRelease(&keeper->mutex);
+		state = idgen_keeper_read_state(&code, NULL);
 
-		if (state == IDGEN_KEEPER_EPOCH_CHANGED)
+		/* the message goes with the state read again (it may have passed) */
+		if (state == IDGEN_KEEPER_EPOCH_CHANGED &&
+			idgen_keeper_read_state(&code, message) == IDGEN_KEEPER_EPOCH_CHANGED)
 		{
 			ConditionVariableCancelSleep();
 			ereport(ERROR,
@@ -188,6 +228,7 @@ idgen_keeper_wait(int64 need_ms, int64 deadline)
 								&wait_event_reservation))
 		{
 			ConditionVariableCancelSleep();
+			state = idgen_keeper_read_state(&code, message);
 			idgen_keeper_report_unavailable(code, state, message);
 		}
 		waited = true;
@@ -238,12 +279,12 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 	IdgenShardControl *sc = &idgen_shared->shards;
 	bool		want_released = (change == IDGEN_RELEASE_RELEASE);
 
-	SpinLockAcquire(&keeper->mutex);
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 	sc->floor_pending[shard] = Max(sc->floor_pending[shard], position);
 	if (change != IDGEN_RELEASE_KEEP)
 		sc->release_pending[shard] = (uint8) change;
 	keeper->floor_message[0] = '\0';
-	SpinLockRelease(&keeper->mutex);
+	LWLockRelease(keeper->lock);
 	pg_atomic_write_u32(&keeper->floors_pending, 1);
 
 	ConditionVariablePrepareToSleep(&keeper->cv);
@@ -255,16 +296,13 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 		char		message[sizeof(keeper->message)];
 		char		floor_message[sizeof(keeper->floor_message)];
 
-		SpinLockAcquire(&keeper->mutex);
+		LWLockAcquire(keeper->lock, LW_SHARED);
 		done = sc->floor_durable[shard] >= position &&
 			(change == IDGEN_RELEASE_KEEP ||
 			 (sc->release_pending[shard] == IDGEN_RELEASE_KEEP &&
 			  sc->released[shard] == want_released));
-		state = keeper->state;
-		code = idgen_keeper_errcode_locked(keeper);
-		strlcpy(message, keeper->message, sizeof(message));
 		strlcpy(floor_message, keeper->floor_message, sizeof(floor_message));
-		SpinLockRelease(&keeper->mutex);
+		LWLockRelease(keeper->lock);
 
 		if (done)
 			break;
@@ -280,6 +318,7 @@ idgen_keeper_wait_shard(int32 shard, uint64 position,
 								&wait_event_reservation))
 		{
 			ConditionVariableCancelSleep();
+			state = idgen_keeper_read_state(&code, message);
 			idgen_keeper_report_unavailable(code, state, message);
 		}
 	}

@@ -5,8 +5,8 @@
  *	  releases made durable, read back, and idgen.shards applied.
  *
  * instagram_id_advance() and instagram_id_release() ask for a floor or a
- * release in shared memory (IdgenShardControl, under IdgenKeeper.mutex)
- * and wait (reservation.c); the keeper writes each as a row of
+ * release in shared memory (IdgenShardControl) and wait (reservation.c);
+ * the keeper writes each as a row of
  * idgen_shard_floor in idgen.database, durably, before it tells them.
  * When shared memory is new the keeper takes the table's floors and
  * releases before it publishes any reservation, so a released shard is
@@ -14,6 +14,14 @@
  * restore can have put there are taken, and a table that is not the one
  * written to (the extension re-created) gets everything again.  Keeper
  * only; the loop that calls this is keeper.c's.
+ *
+ * Locking.  The shard control is under the keeper's LWLock
+ * (IdgenKeeper.lock): each function here takes it once for its whole scan
+ * of the 8,192 shards, LW_SHARED to read and LW_EXCLUSIVE to write, and
+ * does the work that needs no lock (palloc, reading the table, logging)
+ * outside it.  Under it a generator's spinlock may be taken (switching its
+ * "owned" flag); it is never taken while holding a spinlock or another
+ * LWLock, and nothing under it sleeps, allocates or reports.
  *
  * IDENTIFICATION
  *	  src/shardfloors.c
@@ -25,15 +33,14 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "storage/lwlock.h"
 #include "utils/rel.h"
 
 #include "idgen.h"
 #include "storage.h"
 #include "shardfloors.h"
 
-#define KEEPER(s) (&(s)->keeper.keeper)
-
-static void idgen_keeper_apply_shard(int32 shard);
+static void idgen_keeper_apply_shard_locked(int32 shard);
 
 /*
  * The table of shard floors this keeper last read or wrote: another OID
@@ -65,9 +72,9 @@ idgen_keeper_recheck_floors(Oid relid)
 	released = palloc0(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
 	idgen_keeper_read_floors(relid, floors, released, &last_event);
 
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 	{
-		SpinLockAcquire(&keeper->mutex);
 		if (sc->floor_durable[i] > floors[i])
 		{
 			/* floor_pending >= the old floor_durable: rewritten from it */
@@ -81,11 +88,9 @@ idgen_keeper_recheck_floors(Oid relid)
 				IDGEN_RELEASE_RELEASE : IDGEN_RELEASE_TAKE_BACK;
 			missing = true;
 		}
-		SpinLockRelease(&keeper->mutex);
 	}
-	SpinLockAcquire(&keeper->mutex);
 	sc->last_event = Max(sc->last_event, last_event);
-	SpinLockRelease(&keeper->mutex);
+	LWLockRelease(keeper->lock);
 	if (missing)
 	{
 		ereport(LOG,
@@ -107,6 +112,12 @@ idgen_keeper_recheck_floors(Oid relid)
  * table can only come from a restore (pg_dump carries the table) or by
  * hand: a release is then taken only if no change of this server's own is
  * pending (that one is newer), and what is taken is logged.
+ *
+ * The shard control is updated in one pass under the LWLock; the
+ * generators are raised and switched off after it, from what that pass
+ * left in floors[] and released[] (only the changes).  Nothing can come
+ * between that matters: raising a position and switching a shard off are
+ * idempotent, and only the keeper switches one back on.
  */
 static void
 idgen_keeper_take_floors(Oid relid, bool restored)
@@ -119,41 +130,40 @@ idgen_keeper_take_floors(Oid relid, bool restored)
 	int			taken = 0;
 
 	idgen_keeper_read_floors(relid, floors, released, &last_event);
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 	{
-		IdgenGenerator *gen = &idgen_shared->instagram[i].gen;
-		bool		raise = false;
-		bool		release = false;
-
-		SpinLockAcquire(&keeper->mutex);
 		if (floors[i] > sc->floor_durable[i])
 		{
 			sc->floor_durable[i] = floors[i];
 			sc->floor_pending[i] = Max(sc->floor_pending[i], floors[i]);
-			raise = true;
 		}
+		else
+			floors[i] = 0;		/* nothing to raise */
 		if (released[i] && !sc->released[i] &&
 			(!restored || sc->release_pending[i] == IDGEN_RELEASE_KEEP))
-		{
 			sc->released[i] = true;
-			release = true;
-		}
-		SpinLockRelease(&keeper->mutex);
+		else
+			released[i] = false;	/* nothing to switch off */
+	}
+	sc->last_event = Max(sc->last_event, last_event);
+	LWLockRelease(keeper->lock);
 
-		if (raise)
+	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
+	{
+		IdgenGenerator *gen = &idgen_shared->instagram[i].gen;
+
+		if (floors[i] > 0)
 			idgen_raise_position(gen, floors[i]);
-		if (release)
+		if (released[i])
 		{
 			SpinLockAcquire(&gen->mutex);
 			gen->owned = false;
 			SpinLockRelease(&gen->mutex);
 		}
-		if (raise || release)
+		if (floors[i] > 0 || released[i])
 			taken++;
 	}
-	SpinLockAcquire(&keeper->mutex);
-	sc->last_event = Max(sc->last_event, last_event);
-	SpinLockRelease(&keeper->mutex);
 	if (restored && taken > 0)
 		ereport(LOG,
 				(errmsg("idgen keeper: took restored floors or releases of %d shards from idgen_shard_floor in database \"%s\"",
@@ -218,12 +228,11 @@ idgen_shard_floors_plan(void)
 	plan_positions = palloc(sizeof(uint64) * IDGEN_INSTAGRAM_NSHARDS);
 	plan_changes = palloc(sizeof(uint8) * IDGEN_INSTAGRAM_NSHARDS);
 	plan_released = palloc(sizeof(bool) * IDGEN_INSTAGRAM_NSHARDS);
+	LWLockAcquire(keeper->lock, LW_SHARED);
 	for (int i = 0; i < IDGEN_INSTAGRAM_NSHARDS; i++)
 	{
-		uint8		change;
+		uint8		change = sc->release_pending[i];
 
-		SpinLockAcquire(&keeper->mutex);
-		change = sc->release_pending[i];
 		if (sc->floor_pending[i] > sc->floor_durable[i] ||
 			change != IDGEN_RELEASE_KEEP)
 		{
@@ -233,11 +242,9 @@ idgen_shard_floors_plan(void)
 			plan_released[n++] = change == IDGEN_RELEASE_KEEP ? sc->released[i] :
 				change == IDGEN_RELEASE_RELEASE;
 		}
-		SpinLockRelease(&keeper->mutex);
 	}
-	SpinLockAcquire(&keeper->mutex);
 	plan_event = sc->last_event;
-	SpinLockRelease(&keeper->mutex);
+	LWLockRelease(keeper->lock);
 	plan_n = n;
 	return n;
 }
@@ -252,11 +259,11 @@ idgen_shard_floors_no_table(void)
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 
 	plan_n = 0;
-	SpinLockAcquire(&keeper->mutex);
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 	snprintf(keeper->floor_message, sizeof(keeper->floor_message),
 			 "Database \"%s\" has idgen 1.0, which has no table for shard floors; run ALTER EXTENSION idgen UPDATE there",
 			 idgen_database);
-	SpinLockRelease(&keeper->mutex);
+	LWLockRelease(keeper->lock);
 	ConditionVariableBroadcast(&keeper->cv);
 }
 
@@ -297,26 +304,24 @@ idgen_shard_floors_publish(void)
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	IdgenShardControl *sc = &idgen_shared->shards;
 
+	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < plan_n; i++)
 	{
 		int32		shard = plan_shards[i];
 
-		SpinLockAcquire(&keeper->mutex);
 		sc->floor_durable[shard] = Max(sc->floor_durable[shard], plan_positions[i]);
 		sc->released[shard] = plan_released[i];
 		/* a change asked for while we wrote waits for the next round */
 		if (sc->release_pending[shard] == plan_changes[i])
 			sc->release_pending[shard] = IDGEN_RELEASE_KEEP;
-		SpinLockRelease(&keeper->mutex);
 	}
-	SpinLockAcquire(&keeper->mutex);
 	sc->last_event = Max(sc->last_event, plan_event + plan_n);
-	SpinLockRelease(&keeper->mutex);
 
 	/* a shard taken back issues again if idgen.shards lists it */
 	for (int i = 0; i < plan_n; i++)
 		if (plan_changes[i] == IDGEN_RELEASE_TAKE_BACK)
-			idgen_keeper_apply_shard(plan_shards[i]);
+			idgen_keeper_apply_shard_locked(plan_shards[i]);
+	LWLockRelease(keeper->lock);
 	plan_n = 0;
 	ConditionVariableBroadcast(&keeper->cv);
 }
@@ -324,23 +329,21 @@ idgen_shard_floors_publish(void)
 /*
  * Set one shard generator's "owned" flag from idgen.shards as the keeper
  * read it and from its durable release, and note the setting as applied.
- * Keeper only.
+ * Keeper only; caller holds the keeper's LWLock, in either mode, so that
+ * a release asked for cannot come between reading it and switching the
+ * generator (the generator's spinlock is taken inside it).
  */
 static void
-idgen_keeper_apply_shard(int32 shard)
+idgen_keeper_apply_shard_locked(int32 shard)
 {
-	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	IdgenShardControl *sc = &idgen_shared->shards;
 	IdgenGenerator *gen = &idgen_shared->instagram[shard].gen;
 	uint8	   *applied = sc->applied;
 	bool		listed = idgen_owns_shard(shard);
-	bool		released;
 
 	/* a release being made durable counts already */
-	SpinLockAcquire(&keeper->mutex);
-	released = sc->released[shard] ||
+	bool		released = sc->released[shard] ||
 		sc->release_pending[shard] == IDGEN_RELEASE_RELEASE;
-	SpinLockRelease(&keeper->mutex);
 
 	SpinLockAcquire(&gen->mutex);
 	gen->owned = listed && !released;
@@ -360,7 +363,9 @@ idgen_keeper_apply_shard(int32 shard)
 void
 idgen_keeper_apply_shards(void)
 {
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	uint8	   *applied = idgen_shared->shards.applied;
+	bool		locked = false;
 
 	for (int byte = 0; byte < IDGEN_INSTAGRAM_NSHARDS / 8; byte++)
 	{
@@ -368,8 +373,14 @@ idgen_keeper_apply_shards(void)
 
 		if (changed == 0)
 			continue;
+		/* once for all the changes, and not at all in the usual round */
+		if (!locked)
+			LWLockAcquire(keeper->lock, LW_SHARED);
+		locked = true;
 		for (int bit = 0; bit < 8; bit++)
 			if ((changed >> bit) & 1)
-				idgen_keeper_apply_shard(byte * 8 + bit);
+				idgen_keeper_apply_shard_locked(byte * 8 + bit);
 	}
+	if (locked)
+		LWLockRelease(keeper->lock);
 }

@@ -5,10 +5,18 @@
  *
  * One IdgenShared block holds the keeper's reservation state, the
  * snowflake generator and the 8,192 instagram shard generators, each on
- * its own cache line(s) with its own lock (see idgen.h).  The block exists only when idgen is in
- * shared_preload_libraries; without it idgen_shared stays NULL and the
- * generators refuse to run, while the decoders, which need no shared
- * state, keep working.
+ * its own cache line(s) with its own lock (see idgen.h).  The block exists
+ * only when idgen is in shared_preload_libraries; without it idgen_shared
+ * stays NULL and the generators refuse to run, while the decoders, which
+ * need no shared state, keep working.
+ *
+ * The keeper's structure and the shard control are under one LWLock, of a
+ * named tranche requested here (IDGEN_LWLOCK_TRANCHE): PostgreSQL 15 to 18
+ * register a named tranche's name in the postmaster, so every backend
+ * inherits it and pg_stat_activity shows a wait for it as wait_event
+ * "idgen" (wait_event_type "LWLock").  Lock order: that LWLock, then a
+ * generator's or the keeper's spinlock, never the other way round and
+ * never with another LWLock (src/README).
  *
  * IDENTIFICATION
  *	  src/shmem.c
@@ -18,6 +26,7 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
@@ -97,6 +106,7 @@ idgen_shmem_request(void)
 
 	RequestAddinShmemSpace(sizeof(IdgenShared));
 	RequestAddinShmemSpace(idgen_registry_shmem_size());
+	RequestNamedLWLockTranche(IDGEN_LWLOCK_TRANCHE, 1);
 }
 
 static void
@@ -115,7 +125,7 @@ idgen_shmem_startup(void)
 		 * Shard ownership starts as the postmaster read idgen.shards; from
 		 * here on the keeper applies changes of the setting (keeper.c).
 		 */
-		idgen_keeper_init(&idgen_shared->keeper.keeper);
+		idgen_keeper_init(KEEPER(idgen_shared));
 		pg_atomic_init_u32(&idgen_shared->lease_word.word, 0);
 		pg_atomic_init_u64(&idgen_shared->lease_deadline.ms, 0);
 		idgen_lease_init(&idgen_shared->lease);
@@ -201,6 +211,32 @@ idgen_refuse_in_recovery(const char *funcname)
 				 errhint("Call %s() on the primary.", funcname)));
 }
 
+#ifdef IDGEN_TEST_HOOKS
+/*
+ * idgen_test_hold_keeper_lock(ms), in a test build only, and declared by
+ * no install script: t/039_keeper_lock.pl creates it, to hold the keeper's
+ * LWLock exclusively for ms while other sessions wait for it, and check
+ * that pg_stat_activity names their wait after the tranche.  Interrupts
+ * are held as long (LWLockAcquire holds them), so ms must be short; the
+ * keeper waits too.  Superuser only.
+ */
+PG_FUNCTION_INFO_V1(idgen_test_hold_keeper_lock);
+Datum
+idgen_test_hold_keeper_lock(PG_FUNCTION_ARGS)
+{
+	int32		ms = PG_GETARG_INT32(0);
+	IdgenShared *shared = idgen_require_shared("idgen_test_hold_keeper_lock");
+
+	idgen_require_superuser("idgen_test_hold_keeper_lock");
+	if (ms < 0 || ms > 60000)
+		elog(ERROR, "idgen_test_hold_keeper_lock() holds for 0 to 60000 ms");
+	LWLockAcquire(KEEPER(shared)->lock, LW_EXCLUSIVE);
+	pg_usleep(ms * 1000L);
+	LWLockRelease(KEEPER(shared)->lock);
+	PG_RETURN_VOID();
+}
+#endif							/* IDGEN_TEST_HOOKS */
+
 /*
  * The keeper's shared state (keeper.c): initial values, and its state's
  * name for idgen_status().
@@ -229,6 +265,7 @@ idgen_keeper_init(IdgenKeeper *keeper)
 	pg_atomic_init_u64(&keeper->want_ms, 0);
 	pg_atomic_init_u32(&keeper->floors_pending, 0);
 	ConditionVariableInit(&keeper->cv);
+	keeper->lock = &(GetNamedLWLockTranche(IDGEN_LWLOCK_TRANCHE))->lock;
 	SpinLockInit(&keeper->mutex);
 	keeper->state = IDGEN_KEEPER_STARTING;
 	keeper->latch = NULL;

@@ -9,7 +9,9 @@
  * locks: taking them all would pull every shard's cache line away from the
  * backends issuing IDs, for figures that are stale a moment later anyway.
  * Each field is a single aligned 64-bit word, read whole; the sums are not
- * taken at one instant.  Without shared_preload_libraries
+ * taken at one instant.  The keeper's state is copied with its message
+ * under the keeper's LWLock in LW_SHARED, so that the two agree; its count
+ * of waits under its spinlock.  Without shared_preload_libraries
  * the configuration columns are filled and the live ones are NULL.
  *
  * IDENTIFICATION
@@ -26,6 +28,7 @@
 #include "funcapi.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "storage/lwlock.h"
 #include "utils/timestamp.h"
 
 #include "idgen.h"
@@ -176,7 +179,7 @@ idgen_status(PG_FUNCTION_ARGS)
 	{
 		int64		now = idgen_clock_ms();
 		IdgenGenerator sf = idgen_snapshot(&idgen_shared->snowflake.gen);
-		IdgenKeeper *keeper = &idgen_shared->keeper.keeper;
+		IdgenKeeper *keeper = KEEPER(idgen_shared);
 		IdgenKeeperState kstate;
 		char		kmessage[sizeof(keeper->message)];
 		int64		durable;
@@ -222,11 +225,14 @@ idgen_status(PG_FUNCTION_ARGS)
 		STATUS_SET(IDGEN_STATUS_WAITS, Int64GetDatum((int64) waits));
 		STATUS_SET(IDGEN_STATUS_REGRESSIONS, Int64GetDatum((int64) regressions));
 
-		SpinLockAcquire(&keeper->mutex);
+		/* the state with its message, under the LWLock; waits, the spinlock's */
+		LWLockAcquire(keeper->lock, LW_SHARED);
 		kstate = keeper->state;
 		strlcpy(kmessage, keeper->message, sizeof(kmessage));
 		durable = keeper->durable_unix_ms;
 		kwrites = keeper->writes;
+		LWLockRelease(keeper->lock);
+		SpinLockAcquire(&keeper->mutex);
 		kwaits = keeper->waits;
 		SpinLockRelease(&keeper->mutex);
 
