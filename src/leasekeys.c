@@ -222,8 +222,9 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 		goto unreadable;
 
 	/*
-	 * the counters: [{"name": ..., "seq": bound, "bits": width}, ...], and
-	 * in the old form { "name": bound, ... } (local values)
+	 * the counters: [{"name": ..., "seq": bound, "bits": width, "shift":
+	 * position, "space": ID space}, ...] (idgen 1.1.0 wrote neither shift
+	 * nor space), and in the old form { "name": bound, ... } (local values)
 	 */
 	counters = idgen_json_container(&json->root, "counter_floors");
 	if (counters != NULL && JsonContainerIsArray(counters))
@@ -235,8 +236,11 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 		{
 			IdgenLeaseCounter *c;
 			char	   *name;
+			char	   *space = NULL;
 			int64		bound;
 			int64		bits;
+			int64		shift = -1;
+			JsonbValue	f;
 
 			if (tok != WJB_ELEM)
 				continue;
@@ -247,10 +251,22 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 				!idgen_json_int64(v.val.binary.data, "bits", &bits) ||
 				bits < 1 || bits > 63)
 				goto unreadable;
+			/* said, they must read as what they are, or nothing is believed */
+			if (idgen_json_get(v.val.binary.data, "shift", &f) &&
+				(!idgen_json_int64(v.val.binary.data, "shift", &shift) ||
+				 shift < 0 || shift + bits > 64))
+				goto unreadable;
+			if (idgen_json_get(v.val.binary.data, "space", &f) &&
+				((space = idgen_json_string(v.val.binary.data, "space")) == NULL ||
+				 strlen(space) >= NAMEDATALEN))
+				goto unreadable;
 			c = palloc0(sizeof(IdgenLeaseCounter));
 			strlcpy(c->name, name, sizeof(c->name));
 			c->value = (uint64) bound;
 			c->seq_bits = (int) bits;
+			c->seq_shift = (int) shift;
+			if (space != NULL)
+				strlcpy(c->space, space, sizeof(c->space));
 			rec->counters = lappend(rec->counters, c);
 		}
 	}
@@ -278,6 +294,7 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 				c = palloc0(sizeof(IdgenLeaseCounter));
 				strlcpy(c->name, name, sizeof(c->name));
 				c->value = (uint64) bound;
+				c->seq_shift = -1;
 				rec->counters = lappend(rec->counters, c);
 				name = NULL;
 			}
@@ -322,8 +339,15 @@ idgen_lease_record_value(int64 unix_ms)
 			appendStringInfoString(&value, ", ");
 		appendStringInfoString(&value, "{\"name\": ");
 		escape_json(&value, c->name);
-		appendStringInfo(&value, ", \"seq\": " UINT64_FORMAT ", \"bits\": %d}",
+		appendStringInfo(&value, ", \"seq\": " UINT64_FORMAT ", \"bits\": %d",
 						 c->value, c->seq_bits);
+		/* an entry read from idgen 1.1.0's record is passed on as it came */
+		if (c->seq_shift >= 0)
+		{
+			appendStringInfo(&value, ", \"shift\": %d, \"space\": ", c->seq_shift);
+			escape_json(&value, c->space);
+		}
+		appendStringInfoChar(&value, '}');
 		first = false;
 	}
 	/* bounds of the old form, taken from a record, are passed on as they came */
@@ -408,8 +432,7 @@ idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
 	foreach(lc, idgen_lease_counters)
 	{
 		IdgenLeaseCounter *mine = lfirst(lc);
-		IdgenLeaseCounter *theirs = idgen_lease_find_counter(rec->counters, mine->name,
-															 mine->seq_bits);
+		IdgenLeaseCounter *theirs = idgen_lease_find_counter(rec->counters, mine);
 
 		if (theirs != NULL && theirs->value >= mine->value)
 			continue;
@@ -456,7 +479,7 @@ idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
 	{
 		IdgenLeaseCounter *theirs = lfirst(lc);
 
-		ahead |= idgen_lease_note_counter(theirs->name, theirs->value, theirs->seq_bits);
+		ahead |= idgen_lease_note_counter(theirs);
 	}
 	if (ahead)
 	{
