@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include "access/xlog.h"
-#include "common/pg_prng.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
@@ -55,23 +54,24 @@ bool		idgen_lease_key_lost = false;
 bool		idgen_lease_record_unanswered = false;
 
 /*
- * This keeper process's tag in the records it writes, random, drawn at its
- * first write: a record that carries it, with this server's system
- * identifier and the lease it holds now, is one this very process wrote
- * (idgen_lease_record_is_ours).  A keeper started again under the same
- * lease draws another, so it takes the records of the one before it as a
- * previous holder's, and floors above them.
+ * This keeper process's tag in the records it writes, drawn at its first
+ * write from the time (in microseconds) and its process id: a record that
+ * carries it, with this server's system identifier and the lease it holds
+ * now, is one this very process wrote (idgen_lease_record_is_ours).  A
+ * keeper started again under the same lease has another, so it takes the
+ * records of the one before it as a previous holder's, and floors above
+ * them.  (Were two ever equal, nothing would repeat: such a keeper still
+ * floors time from the record it reads first, and its counters from what
+ * the one before it published, in shared memory.)
  */
 static uint64 lease_writer_tag = 0;
 
 static uint64
 idgen_lease_writer_tag(void)
 {
-	while (lease_writer_tag == 0)
-	{
-		if (!pg_strong_random(&lease_writer_tag, sizeof(lease_writer_tag)))
-			lease_writer_tag = pg_prng_uint64(&pg_global_prng_state);
-	}
+	if (lease_writer_tag == 0)
+		lease_writer_tag = ((uint64) GetCurrentTimestamp() ^
+							((uint64) getpid() << 44)) | 1;
 	return lease_writer_tag;
 }
 
