@@ -82,6 +82,13 @@
  * (idgen_registry_plan_parking).  Not replicated: a promoted standby or a
  * restored backup has its own copy, older, which is only ever used as a
  * floor.  Keeper only.
+ *
+ * Each line also says the counter's ID space and its seq field's position
+ * ("dboid relid node_value bound name seq_bits seq_shift space", space "-"
+ * for its own; idgen 1.1.0 wrote the first six, and reads the first six of
+ * a line of eight).  So a shared space keeps its floors when its rows are
+ * gone: a new member under another name starts above the values of every
+ * member the table has forgotten (idgen_counter_space_floor).
  */
 #define IDGEN_COUNTER_FLOOR_FILE "idgen_counters"
 
@@ -92,21 +99,42 @@ typedef struct IdgenCounterFloor
 	uint64		bound;			/* seq values below it may have been issued */
 	int			seq_bits;		/* the seq field's width; 0: bound counts the
 								 * local values of the running definition */
+	int			seq_shift;		/* the seq field's position; -1: unsaid (a
+								 * line written by idgen 1.1.0) */
+	char		space[NAMEDATALEN]; /* its shared ID space; "": its own, or
+									 * unsaid */
 	Oid			dboid;			/* where the reservation was written */
 	Oid			relid;
 } IdgenCounterFloor;
+
+/*
+ * A line's ID space where it has none: no shared space's name can be it
+ * (idgen_check_generator_name allows lower-case letters, digits and
+ * underscores), and idgen_counter_recordable refuses a counter whose name
+ * or space the line could not hold.
+ */
+#define IDGEN_COUNTER_FLOOR_OWN_SPACE "-"
 
 static IdgenCounterFloor *counter_floors = NULL;
 static int	counter_floors_n = 0;
 static int	counter_floors_max = 0;
 static Oid	counter_state_relid = InvalidOid;	/* last written to */
 
+/*
+ * The line of counter name under node_value whose seq field is at shift
+ * (-1: unsaid) and whose ID space is space ("": its own, or unsaid); with
+ * add, made if missing.  A name's lines of other spaces or positions are
+ * kept apart: a space's forgotten members are found by them.
+ */
 static IdgenCounterFloor *
-idgen_counter_floor_find(const char *name, int64 node_value, bool add)
+idgen_counter_floor_line(const char *name, int64 node_value, int shift,
+						 const char *space, bool add)
 {
 	for (int i = 0; i < counter_floors_n; i++)
 		if (counter_floors[i].node_value == node_value &&
-			strcmp(counter_floors[i].name, name) == 0)
+			counter_floors[i].seq_shift == shift &&
+			strcmp(counter_floors[i].name, name) == 0 &&
+			strcmp(counter_floors[i].space, space) == 0)
 			return &counter_floors[i];
 	if (!add)
 		return NULL;
@@ -121,7 +149,57 @@ idgen_counter_floor_find(const char *name, int64 node_value, bool add)
 	memset(&counter_floors[counter_floors_n], 0, sizeof(IdgenCounterFloor));
 	strlcpy(counter_floors[counter_floors_n].name, name, NAMEDATALEN);
 	counter_floors[counter_floors_n].node_value = node_value;
+	counter_floors[counter_floors_n].seq_shift = shift;
+	strlcpy(counter_floors[counter_floors_n].space, space, NAMEDATALEN);
 	return &counter_floors[counter_floors_n++];
+}
+
+/*
+ * The line of running counter slot (its name, node value, seq position and
+ * space), made if missing.  A line of idgen 1.1.0 under the name and node
+ * value, which says neither position nor space, is taken over: it was
+ * this counter's, as idgen_counter_floors_cover takes over one counting
+ * local values.
+ */
+static IdgenCounterFloor *
+idgen_counter_floor_find(const IdgenNamedSlot *slot)
+{
+	int			shift = slot->spec.fields[slot->spec.seq_field].shift;
+	IdgenCounterFloor *cf = idgen_counter_floor_line(slot->name, slot->node_value,
+													 shift, slot->spec.space,
+													 false);
+
+	if (cf != NULL)
+		return cf;
+	cf = idgen_counter_floor_line(slot->name, slot->node_value, -1, "", false);
+	if (cf != NULL)
+	{
+		cf->seq_shift = shift;
+		strlcpy(cf->space, slot->spec.space, NAMEDATALEN);
+		return cf;
+	}
+	return idgen_counter_floor_line(slot->name, slot->node_value, shift,
+									slot->spec.space, true);
+}
+
+/*
+ * Can the file's line hold counter slot's name and space?  A line is
+ * words separated by blanks; names created through idgen_create_generator
+ * always fit, a row written by hand might not.  Such a counter is refused:
+ * no floor of it could be read back.
+ */
+static bool
+idgen_counter_recordable(const IdgenNamedSlot *slot)
+{
+	const char *words[2] = {slot->name, slot->spec.space};
+
+	if (strcmp(slot->spec.space, IDGEN_COUNTER_FLOOR_OWN_SPACE) == 0)
+		return false;
+	for (int w = 0; w < 2; w++)
+		for (const char *c = words[w]; *c != '\0'; c++)
+			if (isspace((unsigned char) *c) || !isprint((unsigned char) *c))
+				return false;
+	return true;
 }
 
 /* Read the file once per keeper process; a line that does not parse is skipped. */
@@ -145,15 +223,31 @@ idgen_counter_floors_read(void)
 		long long	node_value;
 		unsigned long long bound;
 		char		name[NAMEDATALEN];
+		char		space[NAMEDATALEN];
 		int			seq_bits = 0;
+		int			seq_shift = -1;
 		int			fields;
 		IdgenCounterFloor *cf;
 
-		fields = sscanf(line, "%u %u %lld %llu %63s %d", &dboid, &relid,
-						&node_value, &bound, name, &seq_bits);
-		if (fields < 5 || (fields == 6 && (seq_bits < 1 || seq_bits > 63)))
+		/*
+		 * "dboid relid node_value bound name [seq_bits [seq_shift space]]":
+		 * idgen 1.1.0 wrote the first six (and reads a line of eight, as
+		 * its sscanf stops after them)
+		 */
+		fields = sscanf(line, "%u %u %lld %llu %63s %d %d %63s", &dboid, &relid,
+						&node_value, &bound, name, &seq_bits, &seq_shift, space);
+		if (fields < 5 || (fields >= 6 && (seq_bits < 1 || seq_bits > 63)))
 			continue;
-		cf = idgen_counter_floor_find(name, node_value, true);
+		if (fields == 8 && (seq_shift < 0 || seq_shift + seq_bits > 64))
+			continue;
+		if (fields < 8)
+		{
+			seq_shift = -1;
+			space[0] = '\0';
+		}
+		else if (strcmp(space, IDGEN_COUNTER_FLOOR_OWN_SPACE) == 0)
+			space[0] = '\0';
+		cf = idgen_counter_floor_line(name, node_value, seq_shift, space, true);
 		cf->bound = cf->seq_bits == seq_bits ? Max(cf->bound, (uint64) bound) : (uint64) bound;
 		cf->seq_bits = seq_bits;
 		cf->dboid = dboid;
@@ -174,10 +268,18 @@ idgen_counter_floors_write(void)
 				(errcode_for_file_access(),
 				 errmsg("could not create file \"%s\": %m", tmp)));
 	for (int i = 0; i < counter_floors_n; i++)
-		fprintf(f, "%u %u " INT64_FORMAT " " UINT64_FORMAT " %s %d\n",
+	{
+		fprintf(f, "%u %u " INT64_FORMAT " " UINT64_FORMAT " %s %d",
 				counter_floors[i].dboid, counter_floors[i].relid,
 				counter_floors[i].node_value, counter_floors[i].bound,
 				counter_floors[i].name, counter_floors[i].seq_bits);
+		/* a line of idgen 1.1.0 stays as it came (it says neither) */
+		if (counter_floors[i].seq_shift >= 0)
+			fprintf(f, " %d %s", counter_floors[i].seq_shift,
+					counter_floors[i].space[0] != '\0' ? counter_floors[i].space :
+					IDGEN_COUNTER_FLOOR_OWN_SPACE);
+		fputc('\n', f);
+	}
 	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -197,47 +299,146 @@ idgen_counter_seq_bits(const IdgenSpec *spec)
 }
 
 /*
- * The file's floor of a counter, in the slot's local values, or 0; whether
- * it was recorded for table relid (the row's) in *same_table.  A bound
- * recorded for a seq field of another width cannot be translated:
- * *untranslatable is set (the counter is then refused, never guessed at).
+ * The file's floor of a counter under its name, in the slot's local values,
+ * or 0; whether it was recorded for table relid (the row's) in
+ * *same_table.  Every line of the name and node value counts, whatever ID
+ * space and seq position it says: a name's values are never handed out
+ * again under it.  A bound recorded for a seq field of another width
+ * cannot be translated: *untranslatable is set (the counter is then
+ * refused, never guessed at).
  */
 static uint64
 idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid,
 					   int *untranslatable, bool *same_table)
 {
-	IdgenCounterFloor *cf;
+	uint64		floor = 0;
 
 	*untranslatable = 0;
 	*same_table = false;
 	idgen_counter_floors_read();
-	cf = idgen_counter_floor_find(slot->name, slot->node_value, false);
-	if (cf == NULL)
-		return 0;
-	*same_table = cf->relid == relid && cf->dboid == MyDatabaseId;
-	/*
-	 * A line of the old form counts local values of the definition that
-	 * wrote it, and says neither its stripes nor its width: the same
-	 * definition only in the same table (a name never changes its
-	 * definition there).  Otherwise it cannot be translated.
-	 */
-	if (cf->seq_bits == 0)
+	for (int i = 0; i < counter_floors_n; i++)
 	{
-		if (*same_table)
-			return Min(cf->bound, slot->spec.counter.limit);
-		if (cf->bound > 0)
-			*untranslatable = -1;
-		return 0;
+		IdgenCounterFloor *cf = &counter_floors[i];
+		bool		same = cf->relid == relid && cf->dboid == MyDatabaseId;
+		uint64		local = 0;
+
+		if (cf->node_value != slot->node_value || strcmp(cf->name, slot->name) != 0)
+			continue;
+
+		/*
+		 * A line of the old form counts local values of the definition
+		 * that wrote it, and says neither its stripes nor its width: the
+		 * same definition only in the same table (a name never changes its
+		 * definition there).  Otherwise it cannot be translated.
+		 */
+		if (cf->seq_bits == 0)
+		{
+			if (same)
+				local = Min(cf->bound, slot->spec.counter.limit);
+			else if (cf->bound > 0)
+				*untranslatable = -1;
+		}
+		else if (cf->seq_bits != idgen_counter_seq_bits(&slot->spec))
+		{
+			if (cf->bound > 0)
+				*untranslatable = cf->seq_bits;
+		}
+		else
+			local = idgen_counter_local_bound(&slot->spec, cf->bound);
+		if (local > floor || (floor == 0 && same))
+		{
+			floor = local;
+			*same_table = same;
+		}
 	}
-	if (cf->seq_bits != idgen_counter_seq_bits(&slot->spec))
-	{
-		if (cf->bound > 0)
-			*untranslatable = cf->seq_bits;
-		return 0;
-	}
-	return idgen_counter_local_bound(&slot->spec, cf->bound);
+	return *untranslatable ? 0 : floor;
 }
 
+/*
+ * The floor, in counter slot i's local values, that the forgotten members
+ * of its shared ID space give it: counters of the space recorded in the
+ * file (and, if it embeds the node id, in the node id's lease record)
+ * under another name that has no row in idgen_generator any more (the
+ * extension re-created, or the server's database changed), so that no
+ * creation could check it against them.  A member whose seq field has the
+ * same position and width floors it at the member's bound: no seq value
+ * above it lies in that member's IDs, whatever their other fields.  One
+ * with its seq field elsewhere cannot be translated: the counter is
+ * refused (*refused), never guessed at; so is one whose name or space a
+ * line of the file could not hold.  Lines of idgen 1.1.0 say no space,
+ * and are no space's member.  A floor beyond above (what the counter's own
+ * state gives it) is logged.  Keeper only, after a complete load of
+ * idgen_generator.
+ */
+static uint64
+idgen_counter_space_floor(int i, uint64 above, bool *refused)
+{
+	IdgenNamedSlot *slot = &idgen_registry_slots[i];
+	const IdgenSpec *spec = &slot->spec;
+	const IdgenField *seq = &spec->fields[spec->seq_field];
+	const char *member = NULL;
+	uint64		floor = 0;
+
+	*refused = false;
+	if (!idgen_counter_recordable(slot))
+	{
+		*refused = true;
+		idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+							 psprintf("its name or ID space holds a blank, which the file \"%s\" cannot record; drop it and create one under a name made by idgen_create_generator",
+									  IDGEN_COUNTER_FLOOR_FILE));
+		return 0;
+	}
+	if (spec->space[0] == '\0')
+		return 0;
+	idgen_counter_floors_read();
+	for (int f = 0; f < counter_floors_n; f++)
+	{
+		IdgenCounterFloor *cf = &counter_floors[f];
+
+		if (cf->bound == 0 || cf->seq_shift < 0 ||
+			strcmp(cf->space, spec->space) != 0 ||
+			strcmp(cf->name, slot->name) == 0 ||
+			idgen_registry_has_row(cf->name))
+			continue;
+		if (cf->seq_bits != seq->bits || cf->seq_shift != seq->shift)
+		{
+			*refused = true;
+			idgen_counter_refuse_forgotten(i, cf->name, cf->seq_bits, cf->seq_shift);
+			return 0;
+		}
+		if (idgen_counter_local_bound(spec, cf->bound) > floor)
+		{
+			floor = idgen_counter_local_bound(spec, cf->bound);
+			member = cf->name;
+		}
+	}
+	if (spec->node_bits > 0)
+	{
+		const IdgenLeaseCounter *other;
+		uint64		lease_floor = idgen_lease_space_floor(spec, slot->name,
+														  idgen_registry_has_row,
+														  &other);
+
+		if (other != NULL)
+		{
+			*refused = true;
+			idgen_counter_refuse_forgotten(i, other->name, other->seq_bits,
+										   other->seq_shift);
+			return 0;
+		}
+		if (lease_floor > floor)
+			floor = lease_floor;
+	}
+	if (floor > above)
+		ereport(LOG,
+				(errmsg("idgen keeper: counter \"%s\" of ID space \"%s\" begins at or above " UINT64_FORMAT ", above the values of members no longer defined",
+						slot->name, spec->space, floor),
+				 member != NULL ?
+				 errdetail("Generator \"%s\" of the space handed out values on this server; file \"%s\" recorded them.",
+						   member, IDGEN_COUNTER_FLOOR_FILE) :
+				 errdetail("A holder of the node id handed out values under it; etcd's record of the node id holds them.")));
+	return floor;
+}
 
 /*
  * A running counter's row is higher than anything this server reserved:
@@ -291,8 +492,10 @@ idgen_registry_load_counters(Oid relid)
 		{
 			int			untranslatable;
 			bool		same_table;
+			bool		refused = false;
 			uint64		floor = idgen_counter_floor_of(&idgen_registry_slots[i], relid,
 													   &untranslatable, &same_table);
+			uint64		space_floor = 0;
 
 			/* refused for good, but raised to its own row all the same */
 			if (untranslatable)
@@ -301,8 +504,15 @@ idgen_registry_load_counters(Oid relid)
 				idgen_registry_slots[i].state_missing = false;
 				floor = 0;
 			}
+			else
+				space_floor = idgen_counter_space_floor(i, Max(row, floor), &refused);
+			if (refused)
+				idgen_registry_slots[i].state_missing = false;
 
-			idgen_raise_counter_next(&idgen_registry_gens[i].gen, Max(row, floor));
+			idgen_raise_counter_next(&idgen_registry_gens[i].gen,
+									 Max(row, Max(floor, space_floor)));
+			if (space_floor > Max(row, floor))
+				idgen_registry_slots[i].state_rewrite = true;
 			if (floor > row)
 			{
 				idgen_registry_slots[i].state_rewrite = true;
@@ -322,7 +532,7 @@ idgen_registry_load_counters(Oid relid)
 			 * parallel pg_restore commits them in either order), and is
 			 * taken as a start would take it.
 			 */
-			if (idgen_registry_slots[i].state_missing && !untranslatable)
+			if (idgen_registry_slots[i].state_missing && !untranslatable && !refused)
 			{
 				idgen_registry_slots[i].state_missing = false;
 				idgen_slot_set_state(i, idgen_registry_slots[i].defined_dropped ?
@@ -356,9 +566,18 @@ idgen_registry_load_counters(Oid relid)
 			bool		same_table;
 			uint64		floor = slot->state_loaded ? 0 :
 				idgen_counter_floor_of(slot, InvalidOid, &untranslatable, &same_table);
+			bool		refused = false;
+
+			/* a floor of its own: the forgotten members of its space too */
+			if (!untranslatable && !slot->state_loaded && floor > 0)
+				floor = Max(floor, idgen_counter_space_floor(i, floor, &refused));
 
 			if (untranslatable)
 				idgen_counter_refuse_untranslatable(i, untranslatable);
+			else if (refused)
+			{
+				/* beside a forgotten member of its space: refused above */
+			}
 			else if (!slot->state_loaded && floor > 0)
 			{
 				/* lost, but this server recorded how far it had got */
@@ -582,8 +801,7 @@ idgen_counter_floors_cover(void)
 	for (int p = 0; p < counter_plan_n; p++)
 	{
 		IdgenNamedSlot *slot = &idgen_registry_slots[counter_plan[p].slot];
-		IdgenCounterFloor *cf = idgen_counter_floor_find(slot->name,
-														 slot->node_value, true);
+		IdgenCounterFloor *cf = idgen_counter_floor_find(slot);
 		int			seq_bits = idgen_counter_seq_bits(&slot->spec);
 
 		/*
@@ -649,10 +867,11 @@ idgen_registry_publish_counters(void)
 		if (idgen_registry_slots[counter_plan[p].slot].spec.node_bits > 0)
 		{
 			const IdgenSpec *spec = &idgen_registry_slots[counter_plan[p].slot].spec;
+			IdgenLeaseCounter c;
 
-			noted |= idgen_lease_note_counter(idgen_registry_slots[counter_plan[p].slot].name,
-											  idgen_counter_seq_bound(spec, counter_plan[p].reserved),
-											  idgen_counter_seq_bits(spec));
+			idgen_lease_counter_of(&c, idgen_registry_slots[counter_plan[p].slot].name,
+								   spec, idgen_counter_seq_bound(spec, counter_plan[p].reserved));
+			noted |= idgen_lease_note_counter(&c);
 		}
 	if (noted)
 		idgen_lease_record_counters();
@@ -738,8 +957,7 @@ idgen_counter_floors_set_exact(void)
 	for (int p = 0; p < counter_plan_n; p++)
 	{
 		IdgenNamedSlot *slot = &idgen_registry_slots[counter_plan[p].slot];
-		IdgenCounterFloor *cf = idgen_counter_floor_find(slot->name,
-														 slot->node_value, true);
+		IdgenCounterFloor *cf = idgen_counter_floor_find(slot);
 
 		cf->seq_bits = idgen_counter_seq_bits(&slot->spec);
 		cf->bound = idgen_counter_seq_bound(&slot->spec, counter_plan[p].reserved);

@@ -753,15 +753,23 @@ typedef struct IdgenLeaseCounter
 	uint64		value;			/* seq values below it may have been issued */
 	int			seq_bits;		/* the seq field's width; 0: a record of the
 								 * old form, in the reader's local values */
+	int			seq_shift;		/* the seq field's position; -1: unsaid (an
+								 * entry written by idgen 1.1.0) */
+	char		space[NAMEDATALEN]; /* its shared ID space; "": its own, or
+									 * unsaid */
 } IdgenLeaseCounter;
 
 extern List *idgen_lease_counters;
-extern bool idgen_lease_note_counter(const char *name, uint64 value, int seq_bits);
+extern bool idgen_lease_note_counter(const IdgenLeaseCounter *seen);
+extern void idgen_lease_counter_of(IdgenLeaseCounter *c, const char *name,
+								   const IdgenSpec *spec, uint64 seq_bound);
 extern bool idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
 									  uint64 *local_floor, int *untranslatable);
+extern uint64 idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
+									  bool (*has_row) (const char *name),
+									  const IdgenLeaseCounter **untranslatable);
 extern IdgenLeaseCounter *idgen_lease_find_counter(List *counters,
-												   const char *name,
-												   int seq_bits);
+												   const IdgenLeaseCounter *like);
 
 /* lease.c */
 extern bool idgen_leases_on;

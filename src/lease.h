@@ -38,6 +38,10 @@ typedef struct IdgenLeaseRecord
 	int64		floor_unix_ms;	/* the writer's reservation, as a floor */
 	int64		ttl_s;			/* the writer's idgen.lease_ttl; 0 if unsaid */
 	List	   *counters;		/* IdgenLeaseCounter */
+	/* who wrote it (idgen_lease_record_is_ours); 0 if unsaid */
+	int64		lease_id;		/* the writer's lease, 0 if it had none */
+	uint64		system_identifier;
+	uint64		writer;			/* the writing keeper process's tag */
 } IdgenLeaseRecord;
 
 extern int64 idgen_lease_record_rev;

@@ -6,13 +6,15 @@
  * A counter generator that embeds the node id hands out values that
  * another server may hand out again once it holds the id.  So the node
  * id's reservation record in etcd carries, per counter, the bound of the
- * seq values handed out under it, with the seq field's width, whatever
- * the stripes or segment of the definition on either server (leasekeys.c
- * writes and reads it), and the
- * keeper keeps its own copy here: rebuilt from etcd whenever a keeper
+ * seq values handed out under it, with the seq field's width and
+ * position and the counter's ID space, whatever the stripes or segment of
+ * the definition on either server (leasekeys.c writes and reads it), and
+ * the keeper keeps its own copy here: rebuilt from etcd whenever a keeper
  * takes over a lease, raised as counter reservations are planned
  * (counterstate.c), and read by the registry's load (registry.c) to floor
- * each counter above what earlier holders handed out.  Kept apart from the
+ * each counter above what earlier holders handed out under its name, and
+ * a member of a shared ID space above what its forgotten members (names
+ * this server has no definition of) handed out.  Kept apart from the
  * lease protocol so that the registry below it can read it.
  *
  * IDENTIFICATION
@@ -37,38 +39,52 @@
 List	   *idgen_lease_counters = NIL;
 
 /*
- * Raise the recorded bound of counter "name", counted in seq values of a
- * seq_bits-wide field (0: the old form, see IdgenLeaseCounter), to value;
- * true if it grew.  Bounds of other widths under one name are kept apart:
- * they cannot be compared.
+ * Raise the recorded bound of the counter seen (name, seq field and ID
+ * space; value, counted in seq values of its seq field) to its value; true
+ * if it grew.  Bounds under one name with another seq field or space are
+ * kept apart: they cannot be compared, and a space's forgotten members are
+ * looked up by space (idgen_lease_space_floor).
  */
 bool
-idgen_lease_note_counter(const char *name, uint64 value, int seq_bits)
+idgen_lease_note_counter(const IdgenLeaseCounter *seen)
 {
-	IdgenLeaseCounter *c = idgen_lease_find_counter(idgen_lease_counters, name,
-													seq_bits);
+	IdgenLeaseCounter *c = idgen_lease_find_counter(idgen_lease_counters, seen);
 	MemoryContext old;
 
 	if (c != NULL)
 	{
-		if (c->value >= value)
+		if (c->value >= seen->value)
 			return false;
-		c->value = value;
+		c->value = seen->value;
 		return true;
 	}
 	old = MemoryContextSwitchTo(TopMemoryContext);
-	c = palloc0(sizeof(IdgenLeaseCounter));
-	strlcpy(c->name, name, sizeof(c->name));
-	c->value = value;
-	c->seq_bits = seq_bits;
+	c = palloc(sizeof(IdgenLeaseCounter));
+	memcpy(c, seen, sizeof(IdgenLeaseCounter));
 	idgen_lease_counters = lappend(idgen_lease_counters, c);
 	MemoryContextSwitchTo(old);
 	return true;
 }
 
-/* The counter called name, of width seq_bits, in a list of IdgenLeaseCounter, or NULL. */
+/* The entry of counter name, defined as spec, that has handed out seq values below seq_bound. */
+void
+idgen_lease_counter_of(IdgenLeaseCounter *c, const char *name,
+					   const IdgenSpec *spec, uint64 seq_bound)
+{
+	memset(c, 0, sizeof(IdgenLeaseCounter));
+	strlcpy(c->name, name, sizeof(c->name));
+	c->value = seq_bound;
+	c->seq_bits = spec->fields[spec->seq_field].bits;
+	c->seq_shift = spec->fields[spec->seq_field].shift;
+	strlcpy(c->space, spec->space, sizeof(c->space));
+}
+
+/*
+ * The entry of a list of IdgenLeaseCounter with like's name, seq field and
+ * space, or NULL.
+ */
 IdgenLeaseCounter *
-idgen_lease_find_counter(List *counters, const char *name, int seq_bits)
+idgen_lease_find_counter(List *counters, const IdgenLeaseCounter *like)
 {
 	ListCell   *lc;
 
@@ -76,7 +92,8 @@ idgen_lease_find_counter(List *counters, const char *name, int seq_bits)
 	{
 		IdgenLeaseCounter *c = lfirst(lc);
 
-		if (c->seq_bits == seq_bits && strcmp(c->name, name) == 0)
+		if (c->seq_bits == like->seq_bits && c->seq_shift == like->seq_shift &&
+			strcmp(c->name, like->name) == 0 && strcmp(c->space, like->space) == 0)
 			return c;
 	}
 	return NULL;
@@ -119,4 +136,42 @@ idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
 		found = true;
 	}
 	return found;
+}
+
+/*
+ * The floor, in spec's local values, that the forgotten members of spec's
+ * shared ID space give counter name: the entries of the space under
+ * another name that has no row in idgen_generator (has_row says, from the
+ * keeper's last load), whose values no creation can check any more.  An
+ * entry whose seq field has the position and width of spec's floors it at
+ * its bound: no seq value above lies in that member's IDs, whatever the
+ * other fields.  One whose seq field lies elsewhere cannot be translated:
+ * *untranslatable is set to it (the counter is refused, never guessed at).
+ * Entries that do not say their space (idgen 1.1.0's) are no space's.
+ */
+uint64
+idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
+						bool (*has_row) (const char *name),
+						const IdgenLeaseCounter **untranslatable)
+{
+	const IdgenField *seq = &spec->fields[spec->seq_field];
+	uint64		floor = 0;
+	ListCell   *lc;
+
+	*untranslatable = NULL;
+	if (spec->space[0] == '\0')
+		return 0;
+	foreach(lc, idgen_lease_counters)
+	{
+		IdgenLeaseCounter *c = lfirst(lc);
+
+		if (c->value == 0 || strcmp(c->space, spec->space) != 0 ||
+			strcmp(c->name, name) == 0 || has_row(c->name))
+			continue;
+		if (c->seq_bits == seq->bits && c->seq_shift == seq->shift)
+			floor = Max(floor, idgen_counter_local_bound(spec, c->value));
+		else if (*untranslatable == NULL)
+			*untranslatable = c;
+	}
+	return floor;
 }

@@ -53,6 +53,28 @@ bool		idgen_lease_key_lost = false;
 /* the last idgen_etcd_write_record() failed for want of an answer */
 bool		idgen_lease_record_unanswered = false;
 
+/*
+ * This keeper process's tag in the records it writes, drawn at its first
+ * write from the time (in microseconds) and its process id: a record that
+ * carries it, with this server's system identifier and the lease it holds
+ * now, is one this very process wrote (idgen_lease_record_is_ours).  A
+ * keeper started again under the same lease has another, so it takes the
+ * records of the one before it as a previous holder's, and floors above
+ * them.  (Were two ever equal, nothing would repeat: such a keeper still
+ * floors time from the record it reads first, and its counters from what
+ * the one before it published, in shared memory.)
+ */
+static uint64 lease_writer_tag = 0;
+
+static uint64
+idgen_lease_writer_tag(void)
+{
+	if (lease_writer_tag == 0)
+		lease_writer_tag = ((uint64) GetCurrentTimestamp() ^
+							((uint64) getpid() << 44)) | 1;
+	return lease_writer_tag;
+}
+
 /* How long the next request may take: it must end by the deadline. */
 int64
 idgen_lease_request_timeout(void)
@@ -222,8 +244,37 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 		goto unreadable;
 
 	/*
-	 * the counters: [{"name": ..., "seq": bound, "bits": width}, ...], and
-	 * in the old form { "name": bound, ... } (local values)
+	 * who wrote it (idgen 1.1.0 said only its system identifier): a tag
+	 * that does not read whole is no tag, and the record then counts as
+	 * another's, which can only floor
+	 */
+	{
+		char	   *sysid = idgen_json_string(&json->root, "system_identifier");
+		char	   *writer = idgen_json_string(&json->root, "writer");
+		char	   *end;
+
+		if (!idgen_json_int64(&json->root, "lease_id", &rec->lease_id))
+			rec->lease_id = 0;
+		if (sysid != NULL)
+		{
+			errno = 0;
+			rec->system_identifier = strtou64(sysid, &end, 10);
+			if (errno != 0 || *end != '\0')
+				rec->system_identifier = 0;
+		}
+		if (writer != NULL)
+		{
+			errno = 0;
+			rec->writer = strtou64(writer, &end, 10);
+			if (errno != 0 || *end != '\0')
+				rec->writer = 0;
+		}
+	}
+
+	/*
+	 * the counters: [{"name": ..., "seq": bound, "bits": width, "shift":
+	 * position, "space": ID space}, ...] (idgen 1.1.0 wrote neither shift
+	 * nor space), and in the old form { "name": bound, ... } (local values)
 	 */
 	counters = idgen_json_container(&json->root, "counter_floors");
 	if (counters != NULL && JsonContainerIsArray(counters))
@@ -235,8 +286,11 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 		{
 			IdgenLeaseCounter *c;
 			char	   *name;
+			char	   *space = NULL;
 			int64		bound;
 			int64		bits;
+			int64		shift = -1;
+			JsonbValue	f;
 
 			if (tok != WJB_ELEM)
 				continue;
@@ -247,10 +301,22 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 				!idgen_json_int64(v.val.binary.data, "bits", &bits) ||
 				bits < 1 || bits > 63)
 				goto unreadable;
+			/* said, they must read as what they are, or nothing is believed */
+			if (idgen_json_get(v.val.binary.data, "shift", &f) &&
+				(!idgen_json_int64(v.val.binary.data, "shift", &shift) ||
+				 shift < 0 || shift + bits > 64))
+				goto unreadable;
+			if (idgen_json_get(v.val.binary.data, "space", &f) &&
+				((space = idgen_json_string(v.val.binary.data, "space")) == NULL ||
+				 strlen(space) >= NAMEDATALEN))
+				goto unreadable;
 			c = palloc0(sizeof(IdgenLeaseCounter));
 			strlcpy(c->name, name, sizeof(c->name));
 			c->value = (uint64) bound;
 			c->seq_bits = (int) bits;
+			c->seq_shift = (int) shift;
+			if (space != NULL)
+				strlcpy(c->space, space, sizeof(c->space));
 			rec->counters = lappend(rec->counters, c);
 		}
 	}
@@ -278,6 +344,7 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 				c = palloc0(sizeof(IdgenLeaseCounter));
 				strlcpy(c->name, name, sizeof(c->name));
 				c->value = (uint64) bound;
+				c->seq_shift = -1;
 				rec->counters = lappend(rec->counters, c);
 				name = NULL;
 			}
@@ -291,6 +358,8 @@ unreadable:
 	rec->floor_unix_ms = 0;
 	rec->ttl_s = 0;
 	rec->counters = NIL;
+	rec->lease_id = 0;
+	rec->writer = 0;
 	IDGEN_ETCD_ERROR("the reservation key of node id %d cannot be read; fix or delete it",
 					 node_id);
 	idgen_etcd_error_config = true;
@@ -299,19 +368,21 @@ unreadable:
 
 /*
  * The value of the record of what this server has reserved under its node
- * id: the time (unix_ms) and the counters.
+ * id: the time (unix_ms) and the counters, tagged with the writer: its
+ * lease (lease_id, 0 without one), system identifier and keeper process
+ * (idgen_lease_record_is_ours).
  */
-char *
-idgen_lease_record_value(int64 unix_ms)
+static char *
+idgen_lease_record_value_of(int64 unix_ms, int64 lease_id)
 {
 	StringInfoData value;
 	ListCell   *lc;
 	bool		first = true;
 
 	initStringInfo(&value);
-	appendStringInfo(&value, "{\"reserved_unix_ms\": " INT64_FORMAT ", \"epoch_unix_ms\": " INT64_FORMAT ", \"system_identifier\": \"" UINT64_FORMAT "\", \"lease_ttl_s\": %d, \"counter_floors\": [",
+	appendStringInfo(&value, "{\"reserved_unix_ms\": " INT64_FORMAT ", \"epoch_unix_ms\": " INT64_FORMAT ", \"system_identifier\": \"" UINT64_FORMAT "\", \"lease_id\": \"" INT64_FORMAT "\", \"writer\": \"" UINT64_FORMAT "\", \"lease_ttl_s\": %d, \"counter_floors\": [",
 					 unix_ms, idgen_epoch_unix_ms, GetSystemIdentifier(),
-					 idgen_lease_ttl_s);
+					 lease_id, idgen_lease_writer_tag(), idgen_lease_ttl_s);
 	foreach(lc, idgen_lease_counters)
 	{
 		IdgenLeaseCounter *c = lfirst(lc);
@@ -322,8 +393,15 @@ idgen_lease_record_value(int64 unix_ms)
 			appendStringInfoString(&value, ", ");
 		appendStringInfoString(&value, "{\"name\": ");
 		escape_json(&value, c->name);
-		appendStringInfo(&value, ", \"seq\": " UINT64_FORMAT ", \"bits\": %d}",
+		appendStringInfo(&value, ", \"seq\": " UINT64_FORMAT ", \"bits\": %d",
 						 c->value, c->seq_bits);
+		/* an entry read from idgen 1.1.0's record is passed on as it came */
+		if (c->seq_shift >= 0)
+		{
+			appendStringInfo(&value, ", \"shift\": %d, \"space\": ", c->seq_shift);
+			escape_json(&value, c->space);
+		}
+		appendStringInfoChar(&value, '}');
 		first = false;
 	}
 	/* bounds of the old form, taken from a record, are passed on as they came */
@@ -343,6 +421,43 @@ idgen_lease_record_value(int64 unix_ms)
 	}
 	appendStringInfoString(&value, "}}");
 	return value.data;
+}
+
+/* The record's value, written under the lease this server holds now, if any. */
+char *
+idgen_lease_record_value(int64 unix_ms)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	int64		lease_id;
+
+	SpinLockAcquire(&lease->mutex);
+	lease_id = lease->lease_id;
+	SpinLockRelease(&lease->mutex);
+	return idgen_lease_record_value_of(unix_ms, lease_id);
+}
+
+/*
+ * Did this keeper process write rec, under the lease it holds now?  Then
+ * it is a write of ours whose answer never came (a slow etcd applied it,
+ * and the request timed out): what it holds was reserved by us and not
+ * yet published, nothing of a previous holder's.  A record of an earlier
+ * lease of ours, of a keeper before this one, or of another server is
+ * not, nor one without a lease (a hand-over).
+ */
+static bool
+idgen_lease_record_is_ours(const IdgenLeaseRecord *rec)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	int64		lease_id;
+
+	if (!rec->present || rec->unreadable || rec->lease_id == 0 ||
+		rec->writer != lease_writer_tag || lease_writer_tag == 0 ||
+		rec->system_identifier != GetSystemIdentifier())
+		return false;
+	SpinLockAcquire(&lease->mutex);
+	lease_id = lease->lease_id;
+	SpinLockRelease(&lease->mutex);
+	return rec->lease_id == lease_id;
 }
 
 /*
@@ -382,6 +497,14 @@ idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed)
  * the node id are floored above it: it is a previous holder's (read at a
  * claim, or written by one handing over since), or a hand edit.  Logged
  * unless quiet (a claim says it itself).
+ *
+ * Except a record this keeper wrote itself under the lease it holds
+ * (idgen_lease_record_is_ours): a write that etcd applied but whose answer
+ * never came.  What it holds beyond is this keeper's own reservation, not
+ * yet published, and is taken in as recorded, quietly: no floor is raised
+ * (nothing was issued from it).  What it lacks is warned of all the same:
+ * an older write of ours, brought back by a restore of etcd, has lost the
+ * later ones.
  */
 bool
 idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
@@ -392,6 +515,7 @@ idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
 	StringInfoData should;
 	int64		recorded;
 	bool		ahead = false;
+	bool		ours = idgen_lease_record_is_ours(rec);
 	ListCell   *lc;
 
 	SpinLockAcquire(&lease->mutex);
@@ -408,8 +532,7 @@ idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
 	foreach(lc, idgen_lease_counters)
 	{
 		IdgenLeaseCounter *mine = lfirst(lc);
-		IdgenLeaseCounter *theirs = idgen_lease_find_counter(rec->counters, mine->name,
-															 mine->seq_bits);
+		IdgenLeaseCounter *theirs = idgen_lease_find_counter(rec->counters, mine);
 
 		if (theirs != NULL && theirs->value >= mine->value)
 			continue;
@@ -456,9 +579,9 @@ idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
 	{
 		IdgenLeaseCounter *theirs = lfirst(lc);
 
-		ahead |= idgen_lease_note_counter(theirs->name, theirs->value, theirs->seq_bits);
+		ahead |= idgen_lease_note_counter(theirs);
 	}
-	if (ahead)
+	if (ahead && !ours)
 	{
 		idgen_lease_apply_floor(rec->floor_unix_ms, false);
 		idgen_registry_raise_node_counters();
@@ -547,7 +670,7 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms)
 		appendStringInfo(&txn, "{\"key\": \"%s\", \"target\": \"MOD\", \"mod_revision\": \"" INT64_FORMAT "\"}], ",
 						 key, idgen_lease_record_rev);
 		appendStringInfo(&txn, "\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\"}}], ",
-						 key, idgen_base64(idgen_lease_record_value(recorded)));
+						 key, idgen_base64(idgen_lease_record_value_of(recorded, lease_id)));
 		appendStringInfoString(&txn, "\"failure\": [");
 		if (lease_id != 0)
 			appendStringInfo(&txn, "{\"request_range\": {\"key\": \"%s\"}}, ", node_key);

@@ -69,6 +69,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -157,9 +158,19 @@ idgen_registry_raise_node_counters(void)
 	{
 		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 		int			untranslatable;
+		const IdgenLeaseCounter *member;
 
-		if (slot->spec.node_bits == 0 || slot->spec.time_field >= 0 ||
-			!idgen_lease_counter_floor(&slot->spec, slot->name, &floor,
+		if (slot->spec.node_bits == 0 || slot->spec.time_field >= 0)
+			continue;
+		/* the forgotten members of its shared ID space, if any */
+		floor = idgen_lease_space_floor(&slot->spec, slot->name,
+										idgen_registry_has_row, &member);
+		if (member != NULL)
+			idgen_counter_refuse_forgotten(i, member->name, member->seq_bits,
+										   member->seq_shift);
+		else if (floor > 0)
+			idgen_counter_raise_floor(i, floor);
+		if (!idgen_lease_counter_floor(&slot->spec, slot->name, &floor,
 									   &untranslatable))
 			continue;
 		if (untranslatable)
@@ -189,6 +200,28 @@ idgen_counter_refuse_untranslatable(int i, int seq_bits)
 	if (state != IDGEN_SLOT_DROPPED)
 		idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 							 idgen_counter_untranslatable_message(slot, seq_bits));
+}
+
+/*
+ * Refuse counter slot i: a forgotten member of its shared ID space (a name
+ * recorded in the data directory's file or the lease record, with no row
+ * in idgen_generator any more) handed out values with a seq field of
+ * seq_bits at seq_shift, another than slot i's, so no value of it can be
+ * placed above them.  A dropped slot stays dropped.  Keeper only.
+ */
+void
+idgen_counter_refuse_forgotten(int i, const char *member, int seq_bits,
+							   int seq_shift)
+{
+	IdgenNamedSlot *slot = &idgen_registry_slots[i];
+	const IdgenField *seq = &slot->spec.fields[slot->spec.seq_field];
+
+	if (pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED)
+		return;
+	idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+						 psprintf("IDs were issued in ID space \"%s\" by \"%s\", a member no longer defined, with a %d-bit seq field at bit %d, above which one of %d bits at bit %d cannot be floored; give it that seq field, or another ID space",
+								  slot->spec.space, member, seq_bits, seq_shift,
+								  seq->bits, seq->shift));
 }
 
 /*
@@ -227,10 +260,15 @@ idgen_registry_note_node_counters(void)
 		if (idgen_registry_slots[i].spec.node_bits > 0 &&
 			idgen_registry_slots[i].spec.time_field < 0 &&
 			pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved) > 0)
-			(void) idgen_lease_note_counter(idgen_registry_slots[i].name,
-											idgen_counter_seq_bound(&idgen_registry_slots[i].spec,
-																	pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved)),
-											idgen_registry_slots[i].spec.fields[idgen_registry_slots[i].spec.seq_field].bits);
+		{
+			IdgenLeaseCounter c;
+
+			idgen_lease_counter_of(&c, idgen_registry_slots[i].name,
+								   &idgen_registry_slots[i].spec,
+								   idgen_counter_seq_bound(&idgen_registry_slots[i].spec,
+														   pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved)));
+			(void) idgen_lease_note_counter(&c);
+		}
 }
 
 /*
@@ -650,6 +688,33 @@ idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row)
 }
 
 /*
+ * The names that had a row in idgen_generator at the last complete load,
+ * dropped or not: a counter recorded elsewhere (the floors file, the lease
+ * record) under a name without one is a forgotten member of its ID space,
+ * whose values no creation can check against any more
+ * (idgen_registry_has_row).  Keeper only; each in a context of its own
+ * under TopMemoryContext.
+ */
+static HTAB *registry_rows = NULL;
+static HTAB *registry_rows_loading = NULL;
+
+/*
+ * Does name have a row in idgen_generator, as the last complete load read
+ * it?  Before any load, no: every recorded name counts as forgotten, which
+ * can only floor or refuse, never let a value repeat.
+ */
+bool
+idgen_registry_has_row(const char *name)
+{
+	char		key[NAMEDATALEN];
+
+	if (registry_rows == NULL)
+		return false;
+	strlcpy(key, name, sizeof(key));
+	return hash_search(registry_rows, key, HASH_FIND, NULL) != NULL;
+}
+
+/*
  * Load the definitions from idgen_generator (relid, found by OID by the
  * keeper; caller has begun a transaction).  New names get slots; a loaded
  * name follows its row's dropped mark; a row whose definition no longer
@@ -662,6 +727,15 @@ idgen_registry_load(Oid relid)
 	TupleDesc	desc = RelationGetDescr(rel);
 	TableScanDesc scan;
 	HeapTuple	tup;
+	HASHCTL		ctl;
+
+	/* a load that failed half-way left its names: start again */
+	if (registry_rows_loading != NULL)
+		hash_destroy(registry_rows_loading);
+	ctl.keysize = NAMEDATALEN;
+	ctl.entrysize = NAMEDATALEN;
+	registry_rows_loading = hash_create("idgen generator rows", 64, &ctl,
+										HASH_ELEM | HASH_STRINGS);
 
 	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
@@ -672,6 +746,7 @@ idgen_registry_load(Oid relid)
 
 		if (!idgen_registry_row(tup, desc, &row))
 			continue;
+		(void) hash_search(registry_rows_loading, row.name, HASH_ENTER, NULL);
 
 		i = idgen_registry_find(row.name);
 		if (i < 0)
@@ -721,6 +796,10 @@ idgen_registry_load(Oid relid)
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
+	if (registry_rows != NULL)
+		hash_destroy(registry_rows);
+	registry_rows = registry_rows_loading;
+	registry_rows_loading = NULL;
 }
 
 /*

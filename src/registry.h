@@ -203,7 +203,10 @@ extern void idgen_counter_untranslatable_format(const IdgenNamedSlot *slot,
 												int seq_bits, char *buf,
 												size_t len);
 extern void idgen_counter_refuse_untranslatable(int i, int seq_bits);
+extern void idgen_counter_refuse_forgotten(int i, const char *member,
+										   int seq_bits, int seq_shift);
 extern bool idgen_registry_columns_known(TupleDesc desc);
+extern bool idgen_registry_has_row(const char *name);
 extern bool idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row);
 extern void idgen_registry_check_table(Oid relid);
 extern void idgen_counter_raise_floor(int i, uint64 floor);

@@ -17,6 +17,13 @@
 #    into the record when it found its lease gone.
 # 3. As 1, but the holder stops cleanly before it renews: it writes the
 #    record on its way out.
+# 4. Not a restore: the record carries each counter's ID space.  The next
+#    holder of a node id defines a counter under another name in the
+#    holder's shared space, with the holder's counter's layout: nothing on
+#    it knows the holder's counter, the record does, and it starts above
+#    the values the holder handed out.  One whose seq field lies elsewhere
+#    is refused: the record does not say the holder's other fields, so
+#    it cannot tell whether their IDs meet.
 #
 # The test runs its own etcd (Debian's etcd-server) on loopback and
 # restores it with etcdctl (Debian's etcd-client; etcd 3.4 has no
@@ -344,5 +351,37 @@ cmp_ok($b3->safe_psql('postgres',
 		'SELECT min(snowflake_id()) FROM generate_series(1, 5000)'),
 	'>', $a3_max, "and its time IDs above a3's");
 $b3->stop('fast');
+
+# ---- 4. A shared ID space, from one holder of the node id to the next ----
+
+my $a4 = lease_node('a4', 8);
+$a4->start;
+wait_for_keeper($a4);
+wait_for_lease($a4, 'held');
+$a4->safe_psql('postgres',
+	"SELECT idgen_create_generator('placed', 'zone:7=3 worker:16 seq:40', space => 'orders')");
+wait_until_generating($a4);
+my $a4_max = $a4->safe_psql('postgres',
+	"SELECT max(idgen_next('placed')) FROM generate_series(1, 5000)");
+$a4->stop('fast');
+like(etcd_get('/idgen/reservation/8'), qr/\{"name": "placed", "seq": \d+, "bits": 40, "shift": 0, "space": "orders"\}/,
+	'the record of node id 8 carries the counter\'s ID space and seq position');
+
+my $b4 = lease_node('b4', 8);
+$b4->start;
+wait_for_keeper($b4);
+$b4->safe_psql('postgres',
+	"SELECT idgen_create_generator('shipped', 'zone:7=3 worker:16 seq:40', space => 'orders')");
+wait_until_generating($b4);
+cmp_ok($b4->safe_psql('postgres',
+		"SELECT min(idgen_next('shipped')) FROM generate_series(1, 5000)"),
+	'>', $a4_max,
+	"a new member of the holder's shared space starts above the holder's counter");
+$b4->safe_psql('postgres',
+	"SELECT idgen_create_generator('returned', 'top:1=1 seq:40 zone:6=4 worker:16', space => 'orders')");
+like(error_report_of($b4, "SELECT idgen_next('returned')"),
+	qr/ERROR:\s+55000: generator "returned" cannot issue IDs on this server\s+DETAIL:\s+IDs were issued in ID space "orders" by "placed"/,
+	'a member with its seq field elsewhere is refused, naming the space and the member');
+$b4->stop('fast');
 
 done_testing();

@@ -9,6 +9,8 @@ use strict;
 use warnings;
 use Exporter 'import';
 use IPC::Run;
+use IO::Socket::INET;
+use POSIX ();
 use File::Path ();
 use Time::HiRes qw(time sleep);
 use Test::More;
@@ -18,7 +20,7 @@ use IdgenTest ();
 
 our @EXPORT = qw(etcd_url etcd_dir start_etcd stop_etcd restore_etcd etcdctl
   etcd_get wait_for_key_gone etcdctl_user lease_node wait_for_lease
-  wait_until_generating);
+  wait_until_generating start_etcd_proxy drop_next_record_answer);
 
 my $etcd_bin = '/usr/bin/etcd';
 my ($dir, $url, $peer_url, $etcd);
@@ -167,6 +169,98 @@ sub restore_etcd
 	start_etcd();
 }
 
+
+# A proxy on loopback in front of our (plain HTTP) etcd, for a fault etcd
+# cannot make by itself: a write it applies whose answer never comes, as
+# from an etcd too slow for the request's timeout.  Each request is passed
+# on over a connection of its own; once drop_next_record_answer() has
+# been called, the next transaction that puts a key (a write of the
+# reservation record: the node key is claimed before) is passed on and
+# applied, and then its client's connection is closed without an answer
+# (libcurl: "Empty reply from server", as good as a timeout to the keeper,
+# and quicker).
+# Returns the URL to use as idgen.lease_endpoints.  Stopped by its PID at
+# exit.
+my ($proxy_pid, $proxy_flag);
+
+sub start_etcd_proxy
+{
+	setup();
+	my ($host, $port) = $url =~ m{^http://([^:/]+):(\d+)} or die "no plain HTTP etcd: $url";
+	my $listen = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+		Listen => 16, ReuseAddr => 1) or die "proxy: $!";
+	my $proxy_url = 'http://127.0.0.1:' . $listen->sockport;
+	$proxy_flag = "$dir/drop-next-record-answer";
+	$proxy_pid = fork() // die "fork: $!";
+	if ($proxy_pid == 0)
+	{
+		$SIG{CHLD} = 'IGNORE';
+		while (1)
+		{
+			my $client = $listen->accept or next;
+			my $child = fork();
+			if (defined $child && $child == 0)
+			{
+				proxy_connection($client, $host, $port);
+				POSIX::_exit(0);
+			}
+			close $client;
+		}
+	}
+	close $listen;
+	return $proxy_url;
+}
+
+sub drop_next_record_answer
+{
+	open my $fh, '>', $proxy_flag or die "$proxy_flag: $!";
+	close $fh;
+}
+
+# Serve one client connection: its one request (the answer closes it).
+sub proxy_connection
+{
+	my ($client, $host, $port) = @_;
+	binmode $client;
+	my $head = '';
+	while ($head !~ /\r\n\r\n/)
+	{
+		my $n = sysread($client, my $buf, 65536);
+		return unless $n;
+		$head .= $buf;
+	}
+	my ($h, $body) = split /\r\n\r\n/, $head, 2;
+	my ($length) = $h =~ /^Content-Length:\s*(\d+)/mi;
+	while (length($body) < ($length // 0))
+	{
+		my $n = sysread($client, my $buf, 65536);
+		return unless $n;
+		$body .= $buf;
+	}
+	# one request per connection, both ways
+	$h =~ s/^Connection:[^\r\n]*\r\n//mig;
+	$h =~ s/\r\n/\r\nConnection: close\r\n/;
+
+	my $up = IO::Socket::INET->new(PeerAddr => $host, PeerPort => $port) or return;
+	binmode $up;
+	print $up "$h\r\n\r\n$body";
+	my $answer = '';
+	while (sysread($up, my $buf, 65536)) { $answer .= $buf; }
+	close $up;
+
+	# applied by etcd, but its answer is lost: the request fails
+	return if $h =~ m{^POST /v3/kv/txn} && $body =~ /"request_put"/
+	  && unlink($proxy_flag);
+	$answer =~ s/^Connection:[^\r\n]*\r\n//mig;
+	$answer =~ s/\r\n/\r\nConnection: close\r\n/;
+	print $client $answer;
+}
+
+END
+{
+	local $?;
+	kill 'KILL', $proxy_pid if $proxy_pid;
+}
 
 # A server (not started) with idgen preloaded and leases on this etcd:
 # node id $node_id ('auto', '-1' or a number), lease TTL $opt{ttl} (6 s),

@@ -1,0 +1,93 @@
+# A shared ID space keeps its floors when its members' rows are lost.  The
+# members of space "orders" hand out values, are dropped, and the
+# extension is re-created (its tables, and with them every row of the
+# space, are gone); a new member under another name whose IDs meet the
+# forgotten ones' starts above every value they handed out on this
+# server: the data directory's file records each counter's space and the
+# position of its seq field.  One whose seq field lies elsewhere cannot
+# be floored so, and is refused (55000), naming the space and the
+# forgotten member, never guessed at.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+
+my $node = idgen_node('spacefloors', conf => "idgen.node_id = 3\n");
+$node->start;
+wait_for_keeper($node);
+
+# Re-create the extension in the keeper's database and restart, so that
+# the space's definitions, slots and rows are all gone; the plain table of
+# IDs stays.
+sub recreate_extension
+{
+	$node->safe_psql('postgres', 'DROP EXTENSION idgen CASCADE');
+	$node->restart;
+	wait_for_keeper($node);
+	$node->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS idgen');
+}
+
+# a and b share "orders", apart by a constant field; both hand out values.
+$node->safe_psql('postgres', q{
+	CREATE TABLE ids (era text NOT NULL, id bigint NOT NULL);
+	SELECT idgen_create_generator('a', 'top:2=1 seq:31', space => 'orders', prefetch => 100);
+	SELECT idgen_create_generator('b', 'top:2=2 seq:31', space => 'orders', prefetch => 100);
+	INSERT INTO ids SELECT 'a', idgen_next('a') FROM generate_series(1, 1500);
+	INSERT INTO ids SELECT 'b', idgen_next('b') FROM generate_series(1, 700);
+	SELECT idgen_drop_generator('a', force => true);
+	SELECT idgen_drop_generator('b', force => true);});
+recreate_extension();
+
+# c joins "orders" with a's layout and no start: nothing in the table
+# remembers a, yet its IDs must not come again.
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('c', 'top:2=1 seq:31', space => 'orders', prefetch => 100);
+	INSERT INTO ids SELECT 'c', idgen_next('c') FROM generate_series(1, 1500);});
+is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM ids'),
+	'3700|3700', 'a new member of the space repeats no ID of a forgotten member');
+is($node->safe_psql('postgres', q{
+	SELECT min(id) FILTER (WHERE era = 'c') > max(id) FILTER (WHERE era = 'a') FROM ids}),
+	't', 'it starts above every value the forgotten members handed out');
+
+# Through a clean restart and a crash, the new member keeps its line and the
+# forgotten ones their floors.
+$node->restart;
+wait_for_keeper($node);
+$node->safe_psql('postgres',
+	q{INSERT INTO ids SELECT 'c', idgen_next('c') FROM generate_series(1, 300)});
+$node->stop('immediate');
+$node->start;
+wait_for_keeper($node);
+$node->safe_psql('postgres',
+	q{INSERT INTO ids SELECT 'c', idgen_next('c') FROM generate_series(1, 300)});
+is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM ids'),
+	'4300|4300', 'no ID repeated after a restart and a crash');
+
+# Generators of their own spaces, and of other spaces, are not floored by
+# the forgotten members of "orders".
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('own', 'top:2=1 seq:31');
+	SELECT idgen_create_generator('other', 'top:2=1 seq:31', space => 'invoices');});
+is($node->safe_psql('postgres', q{SELECT idgen_next('own'), idgen_next('other')}),
+	(1 << 31) . '|' . (1 << 31), 'another space starts at its own beginning');
+
+# A member whose seq field lies elsewhere cannot be floored above the
+# forgotten members' values: refused, naming the space and the member.
+recreate_extension();
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('d', 'top:1=1 seq:40', space => 'orders', prefetch => 10)});
+my $err = error_report_of($node, q{SELECT idgen_next('d')});
+like($err, qr/ERROR:\s+55000: generator "d" cannot issue IDs on this server\s+DETAIL:.*ID space "orders".*"[ab]"/s,
+	'a member with its seq field elsewhere is refused, naming the space and the forgotten member');
+
+# The file is still read by a server that writes the old form: every line
+# keeps the old fields first (1.1.0 reads them and ignores the rest).
+my $file = slurp_file($node->data_dir . '/idgen_counters');
+like($file, qr/^\d+ \d+ -?\d+ \d+ a 31 0 orders$/m, 'the file records the space and the seq position');
+
+$node->stop;
+done_testing();
