@@ -302,8 +302,8 @@ idgen_counter_seq_bits(const IdgenSpec *spec)
  * The file's floor of a counter under its name, in the slot's local values,
  * or 0; whether it was recorded for table relid (the row's) in
  * *same_table.  Every line of the name and node value counts, whatever ID
- * space and seq position it says: a name's values are never handed out
- * again under it.  A bound recorded for a seq field of another width
+ * space it says, and a line of other fixed bits whose seq field lies
+ * elsewhere: a name's values are never handed out again under it.  A bound recorded for a seq field of another width
  * cannot be translated: *untranslatable is set (the counter is then
  * refused, never guessed at).
  */
@@ -322,7 +322,20 @@ idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid,
 		bool		same = cf->relid == relid && cf->dboid == MyDatabaseId;
 		uint64		local = 0;
 
-		if (cf->node_value != slot->node_value || strcmp(cf->name, slot->name) != 0)
+		if (strcmp(cf->name, slot->name) != 0)
+			continue;
+
+		/*
+		 * Under other fixed bits (node and constant fields) with the seq
+		 * field in the same place, no ID can be the same: the fixed bits
+		 * lie outside the seq field.  With the seq field elsewhere they
+		 * may meet, and the line counts as below (a line of 1.1.0, which
+		 * does not say where, is taken as it was then: apart).
+		 */
+		if (cf->node_value != slot->node_value &&
+			(cf->seq_shift < 0 ||
+			 (cf->seq_bits == idgen_counter_seq_bits(&slot->spec) &&
+			  cf->seq_shift == slot->spec.fields[slot->spec.seq_field].shift)))
 			continue;
 
 		/*
@@ -342,6 +355,13 @@ idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid,
 		{
 			if (cf->bound > 0)
 				*untranslatable = cf->seq_bits;
+		}
+		else if (cf->seq_shift >= 0 &&
+				 cf->seq_shift != slot->spec.fields[slot->spec.seq_field].shift)
+		{
+			/* seq values above the bound may still meet its IDs */
+			if (cf->bound > 0)
+				*untranslatable = IDGEN_SEQ_MOVED(cf->seq_shift);
 		}
 		else
 			local = idgen_counter_local_bound(&slot->spec, cf->bound);

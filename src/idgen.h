@@ -747,6 +747,15 @@ extern int32 idgen_current_node_id(void);
  * (matched by name).  A List of these is idgen_lease_counters, the
  * keeper's copy of what etcd holds, and rec->counters of a record read.
  */
+/*
+ * A floor that cannot be translated (the counter is refused): its seq
+ * field's width (> 0), -1 for a floor in another definition's own values,
+ * or IDGEN_SEQ_MOVED(shift) for a seq field of the same width at another
+ * position.
+ */
+#define IDGEN_SEQ_MOVED(shift)			(-2 - (shift))
+#define IDGEN_SEQ_MOVED_SHIFT(code)		(-2 - (code))
+
 typedef struct IdgenLeaseCounter
 {
 	char		name[NAMEDATALEN];

@@ -103,7 +103,8 @@ idgen_lease_find_counter(List *counters, const IdgenLeaseCounter *like)
  * A counter generator installed in this keeper (registry.c): the floor
  * the record gives it, in its own local values, if any.  A bound counted
  * in a seq field of another width cannot be translated: *untranslatable
- * is then that width (the counter is refused, never guessed at).
+ * is then that width (the counter is refused, never guessed at); one of
+ * the same width at another position neither, IDGEN_SEQ_MOVED(position).
  */
 bool
 idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
@@ -129,10 +130,20 @@ idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
 			*untranslatable = -1;
 		else if (c->seq_bits == 0)
 			continue;
-		else if (c->seq_bits == bits)
+		else if (c->seq_bits != bits)
+		{
+			if (c->value > 0)
+				*untranslatable = c->seq_bits;
+		}
+		else if (c->seq_shift >= 0 &&
+				 c->seq_shift != spec->fields[spec->seq_field].shift)
+		{
+			/* seq values above the bound may still meet its IDs */
+			if (c->value > 0)
+				*untranslatable = IDGEN_SEQ_MOVED(c->seq_shift);
+		}
+		else
 			*local_floor = Max(*local_floor, idgen_counter_local_bound(spec, c->value));
-		else if (c->value > 0)
-			*untranslatable = c->seq_bits;
 		found = true;
 	}
 	return found;

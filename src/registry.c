@@ -234,8 +234,12 @@ idgen_counter_untranslatable_format(const IdgenNamedSlot *slot, int seq_bits,
 {
 	int			bits = slot->spec.fields[slot->spec.seq_field].bits;
 
-	if (seq_bits < 0)
+	if (seq_bits == -1)
 		snprintf(buf, len, "IDs were issued under the name with a floor recorded in another definition's own values (by a pre-release build of idgen 1.1), which cannot be carried over; create it under a new name");
+	else if (seq_bits < -1)
+		snprintf(buf, len, "IDs were issued under the name with its seq field at bit %d, above whose values one at bit %d cannot be floored; create it under a new name, or with its seq field at bit %d",
+				 IDGEN_SEQ_MOVED_SHIFT(seq_bits), slot->spec.fields[slot->spec.seq_field].shift,
+				 IDGEN_SEQ_MOVED_SHIFT(seq_bits));
 	else
 		snprintf(buf, len, "IDs were issued under the name with a %d-bit seq field, which a %d-bit one cannot be floored above; create it under a new name, or with a %d-bit seq field",
 				 seq_bits, bits, seq_bits);

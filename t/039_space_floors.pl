@@ -84,6 +84,19 @@ my $err = error_report_of($node, q{SELECT idgen_next('d')});
 like($err, qr/ERROR:\s+55000: generator "d" cannot issue IDs on this server\s+DETAIL:.*ID space "orders".*"[ab]"/s,
 	'a member with its seq field elsewhere is refused, naming the space and the forgotten member');
 
+# A counter of its own space whose rows are lost, created again under its
+# name with its seq field elsewhere, cannot be floored above its own old
+# values either: refused, saying where the seq field was.
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('mv', 'top:2=1 seq:31', prefetch => 10);
+	SELECT count(idgen_next('mv')) FROM generate_series(1, 50)});
+recreate_extension();
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('mv', 'top:1=1 seq:31 low:1=1', prefetch => 10)});
+like(error_report_of($node, q{SELECT idgen_next('mv')}),
+	qr/ERROR:\s+55000: generator "mv" cannot issue IDs on this server\s+DETAIL:.*seq field at bit 0, above whose values one at bit 1 cannot be floored/s,
+	'its own name with its seq field moved is refused, never guessed at');
+
 # The file is still read by a server that writes the old form: every line
 # keeps the old fields first (1.1.0 reads them and ignores the rest).
 my $file = slurp_file($node->data_dir . '/idgen_counters');
