@@ -131,14 +131,26 @@ idgen_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 {
 	bool		outer_cascade = utility_cascade;
 
+	/*
+	 * Back to the caller's whatever happens: an error caught inside a
+	 * statement (an event trigger's, PL/pgSQL's EXCEPTION) must not leave
+	 * a nested statement's CASCADE for the rest of it.
+	 */
 	utility_cascade = idgen_statement_cascades(pstmt->utilityStmt);
-	if (prev_ProcessUtility)
-		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-							params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+	PG_TRY();
+	{
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
-	utility_cascade = outer_cascade;
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		utility_cascade = outer_cascade;
+	}
+	PG_END_TRY();
 	if (!IsA(pstmt->utilityStmt, TransactionStmt))
 		idgen_counter_statement_end();
 }

@@ -142,10 +142,28 @@ like(error_report_of($node, "$by_dba DROP OWNED BY dba CASCADE; SELECT 1/0;"),
 like(error_report_of($node, q{BEGIN; DROP SCHEMA public CASCADE; SELECT 1/0;}),
 	qr/NOTICE:\s+(?:\w{5}: )?drop cascades to \d+ named generator\(s\): .*kept/,
 	'DROP SCHEMA ... CASCADE of its schema says which generators go with it');
+# A statement's CASCADE is its own: one said by a statement nested in a
+# plain DROP EXTENSION, whose error is caught, does not carry over to it.
+like(error_of($node, q{
+	BEGIN;
+	CREATE FUNCTION catching() RETURNS event_trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		BEGIN
+			DROP TABLE no_such_table CASCADE;
+		EXCEPTION WHEN undefined_table THEN
+			NULL;
+		END;
+	END $$;
+	CREATE EVENT TRIGGER catching ON ddl_command_start
+		WHEN TAG IN ('DROP EXTENSION') EXECUTE FUNCTION catching();
+	DROP EXTENSION idgen;}),
+	qr/^2BP01: cannot drop extension idgen because/,
+	'a nested CASCADE whose error was caught does not make a plain drop cascade');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM idgen_generator WHERE name = 'kept';
-	SELECT count(*) FROM pg_roles WHERE rolname = 'dba'}),
-	"1\n0", 'and all of it was rolled back');
+	SELECT count(*) FROM pg_roles WHERE rolname = 'dba';
+	SELECT count(*) FROM pg_event_trigger}),
+	"1\n0\n0", 'and all of it was rolled back');
 
 # a dropped generator holds nothing back
 $node->safe_psql('postgres', q{SELECT idgen_drop_generator('kept', force => true)});
