@@ -7,24 +7,36 @@
 # the keeper nothing would roll it back.  So none of these files may catch,
 # copy or flush an ERROR again.
 #
-# Reads the sources, comments removed.  Needs no server.  IDGEN_SRC_DIR
-# names another source tree to check (the test of this test plants a
-# PG_TRY in a copy).
+# Reads the sources, comments and literals removed.  Needs no server.
+# IDGEN_SRC_DIR names another source tree to check.  The check is shown
+# to fail: a copy of the files with a PG_TRY planted in each, after a
+# character literal '"' where one is, must be found.
 use strict;
 use warnings;
+use File::Temp qw(tempdir);
 use Test::More;
 
 my $src = $ENV{IDGEN_SRC_DIR} // 'src';
 my @parsers = qw(layout.c counter.c ranges.c registry.c etcd.c guc.c);
 my $catching = qr/\b(PG_TRY|PG_CATCH|PG_FINALLY|PG_END_TRY|FlushErrorState|CopyErrorData|ReThrowError)\b/;
 
-for my $file (@parsers)
+sub read_file
 {
-	open my $fh, '<', "$src/$file" or die "$src/$file: $!";
+	my ($path) = @_;
+	open my $fh, '<', $path or die "$path: $!";
 	my $text = do { local $/; <$fh> };
 	close $fh;
-	# comments and string literals may name them; code may not
+	return $text;
+}
+
+# The lines of text that catch an ERROR.
+sub catches
+{
+	my ($text) = @_;
+	# comments and literals may name them; code may not.  Character
+	# literals first: '"' would open a string.
 	$text =~ s{/\*(.*?)\*/}{"\n" x ($1 =~ tr/\n//)}gse;
+	$text =~ s{'(?:\\.|[^'\\\n])+'}{''}g;
 	$text =~ s{"(?:\\.|[^"\\])*"}{""}g;
 	my @found;
 	my $line = 1;
@@ -33,7 +45,21 @@ for my $file (@parsers)
 		push @found, "line $line: $1" if /$catching/;
 		$line++;
 	}
-	is(join('; ', @found), '', "$file catches no ERROR");
+	return @found;
+}
+
+for my $file (@parsers)
+{
+	is(join('; ', catches(read_file("$src/$file"))), '', "$file catches no ERROR");
+}
+
+# the check finds a catch planted in each file, even behind a '"'
+for my $file (@parsers)
+{
+	my $text = read_file("$src/$file");
+	my $planted = ($text =~ s{(\n[^\n]*'"'[^\n]*\n)}{$1\tPG_TRY();\n})
+	  ? "after a '\"'" : do { $text .= "\nstatic void f(void) { FlushErrorState(); }\n"; 'at the end' };
+	cmp_ok(scalar(catches($text)), '>', 0, "a catch planted in $file $planted is found");
 }
 
 done_testing();
