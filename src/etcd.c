@@ -50,7 +50,6 @@
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "storage/ipc.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
@@ -774,9 +773,6 @@ idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 
 			if (idgen_lease_user[0] != '\0' && auth_token == NULL)
 			{
-				/* the exit path parses nothing: without a token, give up */
-				if (proc_exit_inprogress)
-					return NULL;
 				if (!idgen_etcd_authenticate(base, Max(per_try, IDGEN_ETCD_AUTH_TIMEOUT_MS)))
 					break;
 				auth_settings = MemoryContextStrdup(TopMemoryContext, settings);
@@ -788,17 +784,6 @@ idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 			if (!idgen_etcd_post(url, request, per_try, &body, &status))
 				break;
 
-			/*
-			 * During proc_exit an ERROR is promoted to FATAL, which the
-			 * parser's PG_TRY cannot catch; the exit path's revoke ignores
-			 * the answer.
-			 */
-			if (proc_exit_inprogress)
-			{
-				if (status == 200)
-					return NULL;
-				break;
-			}
 			if (idgen_etcd_plain_refusal(url, status, &body))
 				break;
 			answer = idgen_etcd_parse(body.data, url);
