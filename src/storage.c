@@ -9,11 +9,13 @@
  * the functions here find, check, read and write, inside the transactions
  * the keeper begins and commits durably.  They touch no shared memory and
  * take no lock of idgen's: only the table locks of the relations they
- * open.  The front uses the trust check too: registry.c writes definitions
- * into the extension's schema only if idgen_schema_trusted() says that
- * superusers alone control it.  The rows of idgen_generator,
- * idgen_generator_grant and idgen_counter_state, and the data directory's
- * file of counter bounds, are still read and written by registry.c.
+ * open.  The front uses the trust check too: definitions are written into
+ * the extension's schema (idgen_create_generator) only if
+ * idgen_schema_trusted() says that superusers alone control it.  The rows
+ * of idgen_generator and idgen_generator_grant are read by the registry's
+ * load (idgen_registry_load), those of idgen_counter_state and the data
+ * directory's file of counter bounds by the counters' durable state
+ * (idgen_registry_load_counters, idgen_registry_write_counters).
  *
  * Storage.  The reservation lives in the sequence idgen_hwm, a member of
  * the extension in the database idgen.database (created there by the keeper
