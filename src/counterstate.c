@@ -418,7 +418,8 @@ idgen_counter_space_floor(int i, uint64 above, bool *refused)
 		if (cf->bound == 0 || cf->seq_shift < 0 ||
 			strcmp(cf->space, spec->space) != 0 ||
 			strcmp(cf->name, slot->name) == 0 ||
-			idgen_registry_has_row(cf->name))
+			idgen_registry_remembers(cf->name, cf->space, cf->seq_bits,
+									 cf->seq_shift, true, cf->node_value))
 			continue;
 		if (cf->seq_bits != seq->bits || cf->seq_shift != seq->shift)
 		{
@@ -436,7 +437,7 @@ idgen_counter_space_floor(int i, uint64 above, bool *refused)
 	{
 		const IdgenLeaseCounter *other;
 		uint64		lease_floor = idgen_lease_space_floor(spec, slot->name,
-														  idgen_registry_has_row,
+														  idgen_registry_remembers,
 														  &other);
 
 		if (other != NULL)
@@ -890,7 +891,8 @@ idgen_registry_publish_counters(void)
 			IdgenLeaseCounter c;
 
 			idgen_lease_counter_of(&c, idgen_registry_slots[counter_plan[p].slot].name,
-								   spec, idgen_counter_seq_bound(spec, counter_plan[p].reserved));
+								   spec, idgen_registry_slots[counter_plan[p].slot].node_value,
+								   idgen_counter_seq_bound(spec, counter_plan[p].reserved));
 			noted |= idgen_lease_note_counter(&c);
 		}
 	if (noted)

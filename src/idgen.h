@@ -751,10 +751,12 @@ extern int32 idgen_current_node_id(void);
  * A floor that cannot be translated (the counter is refused): its seq
  * field's width (> 0), -1 for a floor in another definition's own values,
  * or IDGEN_SEQ_MOVED(shift) for a seq field of the same width at another
- * position.
+ * position, or IDGEN_SEQ_FORGOTTEN (idgen_counter_refuse_forgotten).
  */
 #define IDGEN_SEQ_MOVED(shift)			(-2 - (shift))
 #define IDGEN_SEQ_MOVED_SHIFT(code)		(-2 - (code))
+/* a forgotten member of its shared ID space, with its seq field elsewhere */
+#define IDGEN_SEQ_FORGOTTEN				(-1000)
 
 typedef struct IdgenLeaseCounter
 {
@@ -766,16 +768,24 @@ typedef struct IdgenLeaseCounter
 								 * entry written by idgen 1.1.0) */
 	char		space[NAMEDATALEN]; /* its shared ID space; "": its own, or
 									 * unsaid */
+	bool		fixed_known;	/* fixed said (not by idgen 1.1.0) */
+	int64		fixed;			/* its fixed bits (node and constant fields)
+								 * in place, as IdgenNamedSlot.node_value */
 } IdgenLeaseCounter;
 
 extern List *idgen_lease_counters;
 extern bool idgen_lease_note_counter(const IdgenLeaseCounter *seen);
 extern void idgen_lease_counter_of(IdgenLeaseCounter *c, const char *name,
-								   const IdgenSpec *spec, uint64 seq_bound);
+								   const IdgenSpec *spec, int64 fixed,
+								   uint64 seq_bound);
 extern bool idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
 									  uint64 *local_floor, int *untranslatable);
+/* is a recorded counter still the definition of a row (registry.c)? */
+typedef bool (*IdgenRememberedFn) (const char *name, const char *space,
+								   int seq_bits, int seq_shift,
+								   bool fixed_known, int64 fixed);
 extern uint64 idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
-									  bool (*has_row) (const char *name),
+									  IdgenRememberedFn remembered,
 									  const IdgenLeaseCounter **untranslatable);
 extern IdgenLeaseCounter *idgen_lease_find_counter(List *counters,
 												   const IdgenLeaseCounter *like);

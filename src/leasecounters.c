@@ -66,14 +66,19 @@ idgen_lease_note_counter(const IdgenLeaseCounter *seen)
 	return true;
 }
 
-/* The entry of counter name, defined as spec, that has handed out seq values below seq_bound. */
+/*
+ * The entry of counter name, defined as spec with fixed bits fixed (its
+ * slot's node_value), that has handed out seq values below seq_bound.
+ */
 void
 idgen_lease_counter_of(IdgenLeaseCounter *c, const char *name,
-					   const IdgenSpec *spec, uint64 seq_bound)
+					   const IdgenSpec *spec, int64 fixed, uint64 seq_bound)
 {
 	memset(c, 0, sizeof(IdgenLeaseCounter));
 	strlcpy(c->name, name, sizeof(c->name));
 	c->value = seq_bound;
+	c->fixed_known = true;
+	c->fixed = fixed;
 	c->seq_bits = spec->fields[spec->seq_field].bits;
 	c->seq_shift = spec->fields[spec->seq_field].shift;
 	strlcpy(c->space, spec->space, sizeof(c->space));
@@ -93,6 +98,7 @@ idgen_lease_find_counter(List *counters, const IdgenLeaseCounter *like)
 		IdgenLeaseCounter *c = lfirst(lc);
 
 		if (c->seq_bits == like->seq_bits && c->seq_shift == like->seq_shift &&
+			c->fixed_known == like->fixed_known && c->fixed == like->fixed &&
 			strcmp(c->name, like->name) == 0 && strcmp(c->space, like->space) == 0)
 			return c;
 	}
@@ -162,7 +168,7 @@ idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
  */
 uint64
 idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
-						bool (*has_row) (const char *name),
+						IdgenRememberedFn remembered,
 						const IdgenLeaseCounter **untranslatable)
 {
 	const IdgenField *seq = &spec->fields[spec->seq_field];
@@ -177,7 +183,9 @@ idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
 		IdgenLeaseCounter *c = lfirst(lc);
 
 		if (c->value == 0 || strcmp(c->space, spec->space) != 0 ||
-			strcmp(c->name, name) == 0 || has_row(c->name))
+			strcmp(c->name, name) == 0 ||
+			remembered(c->name, c->space, c->seq_bits, c->seq_shift,
+					   c->fixed_known, c->fixed))
 			continue;
 		if (c->seq_bits == seq->bits && c->seq_shift == seq->shift)
 			floor = Max(floor, idgen_counter_local_bound(spec, c->value));

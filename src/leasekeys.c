@@ -290,6 +290,8 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 			int64		bound;
 			int64		bits;
 			int64		shift = -1;
+			int64		fixed = 0;
+			bool		fixed_known;
 			JsonbValue	f;
 
 			if (tok != WJB_ELEM)
@@ -310,11 +312,17 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 				((space = idgen_json_string(v.val.binary.data, "space")) == NULL ||
 				 strlen(space) >= NAMEDATALEN))
 				goto unreadable;
+			fixed_known = idgen_json_get(v.val.binary.data, "fixed", &f);
+			if (fixed_known &&
+				!idgen_json_int64(v.val.binary.data, "fixed", &fixed))
+				goto unreadable;
 			c = palloc0(sizeof(IdgenLeaseCounter));
 			strlcpy(c->name, name, sizeof(c->name));
 			c->value = (uint64) bound;
 			c->seq_bits = (int) bits;
 			c->seq_shift = (int) shift;
+			c->fixed_known = fixed_known;
+			c->fixed = fixed;
 			if (space != NULL)
 				strlcpy(c->space, space, sizeof(c->space));
 			rec->counters = lappend(rec->counters, c);
@@ -401,6 +409,8 @@ idgen_lease_record_value_of(int64 unix_ms, int64 lease_id)
 			appendStringInfo(&value, ", \"shift\": %d, \"space\": ", c->seq_shift);
 			escape_json(&value, c->space);
 		}
+		if (c->fixed_known)
+			appendStringInfo(&value, ", \"fixed\": " INT64_FORMAT, c->fixed);
 		appendStringInfoChar(&value, '}');
 		first = false;
 	}

@@ -164,7 +164,7 @@ idgen_registry_raise_node_counters(void)
 			continue;
 		/* the forgotten members of its shared ID space, if any */
 		floor = idgen_lease_space_floor(&slot->spec, slot->name,
-										idgen_registry_has_row, &member);
+										idgen_registry_remembers, &member);
 		if (member != NULL)
 			idgen_counter_refuse_forgotten(i, member->name, member->seq_bits,
 										   member->seq_shift);
@@ -215,8 +215,18 @@ idgen_counter_refuse_forgotten(int i, const char *member, int seq_bits,
 {
 	IdgenNamedSlot *slot = &idgen_registry_slots[i];
 	const IdgenField *seq = &slot->spec.fields[slot->spec.seq_field];
+	uint32		state;
 
-	if (pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED)
+	/*
+	 * For good, as idgen_counter_refuse_untranslatable: a dropped slot
+	 * stays dropped, and a re-creation committing later finds it refused.
+	 */
+	SpinLockAcquire(&idgen_registry_shm->mutex);
+	if (slot->untranslatable_bits == 0)
+		slot->untranslatable_bits = IDGEN_SEQ_FORGOTTEN;
+	state = pg_atomic_read_u32(&slot->state);
+	SpinLockRelease(&idgen_registry_shm->mutex);
+	if (state == IDGEN_SLOT_DROPPED)
 		return;
 	idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 						 psprintf("IDs were issued in ID space \"%s\" by \"%s\", a member no longer defined, with a %d-bit seq field at bit %d, above which one of %d bits at bit %d cannot be floored; give it that seq field, or another ID space",
@@ -234,7 +244,10 @@ idgen_counter_untranslatable_format(const IdgenNamedSlot *slot, int seq_bits,
 {
 	int			bits = slot->spec.fields[slot->spec.seq_field].bits;
 
-	if (seq_bits == -1)
+	if (seq_bits == IDGEN_SEQ_FORGOTTEN)
+		snprintf(buf, len, "IDs were issued in ID space \"%s\" by a member no longer defined, with its seq field elsewhere, above whose values this one cannot be floored; give it that seq field, or another ID space",
+				 slot->spec.space);
+	else if (seq_bits == -1)
 		snprintf(buf, len, "IDs were issued under the name with a floor recorded in another definition's own values (by a pre-release build of idgen 1.1), which cannot be carried over; create it under a new name");
 	else if (seq_bits < -1)
 		snprintf(buf, len, "IDs were issued under the name with its seq field at bit %d, above whose values one at bit %d cannot be floored; create it under a new name, or with its seq field at bit %d",
@@ -269,6 +282,7 @@ idgen_registry_note_node_counters(void)
 
 			idgen_lease_counter_of(&c, idgen_registry_slots[i].name,
 								   &idgen_registry_slots[i].spec,
+								   idgen_registry_slots[i].node_value,
 								   idgen_counter_seq_bound(&idgen_registry_slots[i].spec,
 														   pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved)));
 			(void) idgen_lease_note_counter(&c);
@@ -716,6 +730,42 @@ idgen_registry_has_row(const char *name)
 		return false;
 	strlcpy(key, name, sizeof(key));
 	return hash_search(registry_rows, key, HASH_FIND, NULL) != NULL;
+}
+
+/*
+ * Is a counter recorded elsewhere (the floors file, the lease record)
+ * under name, in ID space space, with its seq field of seq_bits at
+ * seq_shift and the fixed bits fixed, still the definition of a row of
+ * idgen_generator?  Only then does a creation in the space check against
+ * its values (idgen_space_meets); a row of the name with another
+ * definition (another space, its seq field or fixed bits elsewhere, an
+ * entry that does not say its fixed bits) checks against other IDs, and
+ * the recorded counter is a forgotten member.  So is one whose row is
+ * dropped: a creation checks a dropped counter only up to its durable row,
+ * which may lie below what the record holds.  A live counter of the same
+ * form keeps every creation in the space from meeting any of its IDs.
+ */
+bool
+idgen_registry_remembers(const char *name, const char *space, int seq_bits,
+						 int seq_shift, bool fixed_known, int64 fixed)
+{
+	int			i;
+	IdgenNamedSlot *slot;
+	const IdgenField *seq;
+
+	if (!fixed_known || !idgen_registry_has_row(name))
+		return false;
+	i = idgen_registry_find(name);
+	if (i < 0)
+		return false;
+	slot = &idgen_registry_slots[i];
+	if (slot->spec.time_field >= 0 ||
+		pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+		return false;
+	seq = &slot->spec.fields[slot->spec.seq_field];
+	return strcmp(slot->spec.space, space) == 0 &&
+		seq->bits == seq_bits && seq->shift == seq_shift &&
+		slot->node_value == fixed;
 }
 
 /*

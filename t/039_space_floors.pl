@@ -97,6 +97,46 @@ like(error_report_of($node, q{SELECT idgen_next('mv')}),
 	qr/ERROR:\s+55000: generator "mv" cannot issue IDs on this server\s+DETAIL:.*seq field at bit 0, above whose values one at bit 1 cannot be floored/s,
 	'its own name with its seq field moved is refused, never guessed at');
 
+# A forgotten member's name taken again by a counter of another space
+# does not make its old values remembered: that row's definition is not
+# the one that issued them, and no creation in the space checks them.
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('pa', 'top:2=1 seq:31', space => 'parcels', prefetch => 100);
+	SELECT idgen_create_generator('pb', 'top:2=2 seq:31', space => 'parcels', prefetch => 100);
+	INSERT INTO ids SELECT 'pa', idgen_next('pa') FROM generate_series(1, 1500);
+	INSERT INTO ids SELECT 'pb', idgen_next('pb') FROM generate_series(1, 700);
+	SELECT idgen_drop_generator('pa', force => true);
+	SELECT idgen_drop_generator('pb', force => true);});
+recreate_extension();
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('pa', 'top:2=1 seq:31');
+	SELECT idgen_create_generator('pc', 'top:2=1 seq:31', space => 'parcels', prefetch => 100);
+	INSERT INTO ids SELECT 'pc', idgen_next('pc') FROM generate_series(1, 1500);});
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM ids n JOIN ids o ON o.id = n.id
+	 WHERE n.era = 'pc' AND o.era IN ('pa', 'pb')}),
+	'0', 'a forgotten member whose name another space took again still floors the space');
+
+# A member refused for a forgotten member is refused for good: loaded
+# first as dropped, it is not switched on by its re-creation.
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('qa', 'top:1=1 seq:10', space => 'quays', prefetch => 10);
+	INSERT INTO ids SELECT 'qa', idgen_next('qa') FROM generate_series(1, 500);
+	SELECT idgen_drop_generator('qa', force => true);});
+recreate_extension();
+$node->safe_psql('postgres', q{
+	BEGIN;
+	SELECT idgen_create_generator('qd', 'seq:11', space => 'quays');
+	SELECT idgen_drop_generator('qd', force => true);
+	COMMIT;});
+ok($node->poll_query_until('postgres',
+		q{SELECT state = 'dropped' FROM idgen_generator_status WHERE name = 'qd'}),
+	'the keeper loaded it dropped');
+$node->safe_psql('postgres', q{SELECT idgen_create_generator('qd', 'seq:11', space => 'quays')});
+like(error_report_of($node, q{SELECT idgen_next('qd')}),
+	qr/ERROR:\s+55000: generator "qd" cannot issue IDs on this server\s+DETAIL:.*ID space "quays"/s,
+	're-created, it stays refused');
+
 # The file is still read by a server that writes the old form: every line
 # keeps the old fields first (1.1.0 reads them and ignores the rest).
 my $file = slurp_file($node->data_dir . '/idgen_counters');

@@ -364,8 +364,8 @@ wait_until_generating($a4);
 my $a4_max = $a4->safe_psql('postgres',
 	"SELECT max(idgen_next('placed')) FROM generate_series(1, 5000)");
 $a4->stop('fast');
-like(etcd_get('/idgen/reservation/8'), qr/\{"name": "placed", "seq": \d+, "bits": 40, "shift": 0, "space": "orders"\}/,
-	'the record of node id 8 carries the counter\'s ID space and seq position');
+like(etcd_get('/idgen/reservation/8'), qr/\{"name": "placed", "seq": \d+, "bits": 40, "shift": 0, "space": "orders", "fixed": \d+\}/,
+	'the record of node id 8 carries the counter\'s ID space, seq position and fixed bits');
 
 my $b4 = lease_node('b4', 8);
 $b4->start;
