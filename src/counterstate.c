@@ -418,6 +418,8 @@ idgen_counter_space_floor(int i, uint64 above, bool *refused)
 		if (cf->bound == 0 || cf->seq_shift < 0 ||
 			strcmp(cf->space, spec->space) != 0 ||
 			strcmp(cf->name, slot->name) == 0 ||
+			idgen_counter_fixed_apart(spec, slot->node_value, cf->seq_bits,
+									  cf->seq_shift, cf->node_value) ||
 			idgen_registry_remembers(cf->name, cf->space, cf->seq_bits,
 									 cf->seq_shift, true, cf->node_value))
 			continue;
@@ -437,6 +439,7 @@ idgen_counter_space_floor(int i, uint64 above, bool *refused)
 	{
 		const IdgenLeaseCounter *other;
 		uint64		lease_floor = idgen_lease_space_floor(spec, slot->name,
+														  slot->node_value,
 														  idgen_registry_remembers,
 														  &other);
 

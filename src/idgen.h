@@ -780,12 +780,30 @@ extern void idgen_lease_counter_of(IdgenLeaseCounter *c, const char *name,
 								   uint64 seq_bound);
 extern bool idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
 									  uint64 *local_floor, int *untranslatable);
+/*
+ * Can no ID of a counter whose fixed bits (node and constant fields, in
+ * place) are fixed, with a seq field of seq_bits at seq_shift, be one of
+ * counter spec's with fixed bits spec_fixed?  So where the two differ in
+ * a bit outside both seq fields: a counter layout has no other variable
+ * field, and a bit beyond a layout is 0 in its IDs.
+ */
+static inline bool
+idgen_counter_fixed_apart(const IdgenSpec *spec, int64 spec_fixed,
+						  int seq_bits, int seq_shift, int64 fixed)
+{
+	const IdgenField *seq = &spec->fields[spec->seq_field];
+	uint64		seqs = (((UINT64CONST(1) << seq->bits) - 1) << seq->shift) |
+		(((UINT64CONST(1) << seq_bits) - 1) << seq_shift);
+
+	return (((uint64) spec_fixed ^ (uint64) fixed) & ~seqs) != 0;
+}
+
 /* is a recorded counter still the definition of a row (registry.c)? */
 typedef bool (*IdgenRememberedFn) (const char *name, const char *space,
 								   int seq_bits, int seq_shift,
 								   bool fixed_known, int64 fixed);
 extern uint64 idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
-									  IdgenRememberedFn remembered,
+									  int64 fixed, IdgenRememberedFn remembered,
 									  const IdgenLeaseCounter **untranslatable);
 extern IdgenLeaseCounter *idgen_lease_find_counter(List *counters,
 												   const IdgenLeaseCounter *like);

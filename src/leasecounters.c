@@ -167,7 +167,7 @@ idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
  * Entries that do not say their space (idgen 1.1.0's) are no space's.
  */
 uint64
-idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
+idgen_lease_space_floor(const IdgenSpec *spec, const char *name, int64 fixed,
 						IdgenRememberedFn remembered,
 						const IdgenLeaseCounter **untranslatable)
 {
@@ -184,6 +184,9 @@ idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
 
 		if (c->value == 0 || strcmp(c->space, spec->space) != 0 ||
 			strcmp(c->name, name) == 0 ||
+			(c->fixed_known &&
+			 idgen_counter_fixed_apart(spec, fixed, c->seq_bits, c->seq_shift,
+									   c->fixed)) ||
 			remembered(c->name, c->space, c->seq_bits, c->seq_shift,
 					   c->fixed_known, c->fixed))
 			continue;

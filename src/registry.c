@@ -163,7 +163,7 @@ idgen_registry_raise_node_counters(void)
 		if (slot->spec.node_bits == 0 || slot->spec.time_field >= 0)
 			continue;
 		/* the forgotten members of its shared ID space, if any */
-		floor = idgen_lease_space_floor(&slot->spec, slot->name,
+		floor = idgen_lease_space_floor(&slot->spec, slot->name, slot->node_value,
 										idgen_registry_remembers, &member);
 		if (member != NULL)
 			idgen_counter_refuse_forgotten(i, member->name, member->seq_bits,
