@@ -31,16 +31,24 @@ sub recreate_extension
 	$node->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS idgen');
 }
 
-# a and b share "orders", apart by a constant field; both hand out values.
-$node->safe_psql('postgres', q{
-	CREATE TABLE ids (era text NOT NULL, id bigint NOT NULL);
-	SELECT idgen_create_generator('a', 'top:2=1 seq:31', space => 'orders', prefetch => 100);
-	SELECT idgen_create_generator('b', 'top:2=2 seq:31', space => 'orders', prefetch => 100);
-	INSERT INTO ids SELECT 'a', idgen_next('a') FROM generate_series(1, 1500);
-	INSERT INTO ids SELECT 'b', idgen_next('b') FROM generate_series(1, 700);
-	SELECT idgen_drop_generator('a', force => true);
-	SELECT idgen_drop_generator('b', force => true);});
-recreate_extension();
+# Two members of $space, $one and $two, apart by a constant field, hand out
+# values (kept in table ids under their names) and are dropped; then the
+# extension is re-created, so that nothing in its tables remembers them.
+sub forgotten_pair
+{
+	my ($space, $one, $two) = @_;
+	$node->safe_psql('postgres', qq{
+		SELECT idgen_create_generator('$one', 'top:2=1 seq:31', space => '$space', prefetch => 100);
+		SELECT idgen_create_generator('$two', 'top:2=2 seq:31', space => '$space', prefetch => 100);
+		INSERT INTO ids SELECT '$one', idgen_next('$one') FROM generate_series(1, 1500);
+		INSERT INTO ids SELECT '$two', idgen_next('$two') FROM generate_series(1, 700);
+		SELECT idgen_drop_generator('$one', force => true);
+		SELECT idgen_drop_generator('$two', force => true);});
+	recreate_extension();
+}
+
+$node->safe_psql('postgres', 'CREATE TABLE ids (era text NOT NULL, id bigint NOT NULL)');
+forgotten_pair('orders', 'a', 'b');
 
 # c joins "orders" with a's layout and no start: nothing in the table
 # remembers a, yet its IDs must not come again.
@@ -102,14 +110,7 @@ like(error_report_of($node, q{SELECT idgen_next('mv')}),
 # A forgotten member's name taken again by a counter of another space
 # does not make its old values remembered: that row's definition is not
 # the one that issued them, and no creation in the space checks them.
-$node->safe_psql('postgres', q{
-	SELECT idgen_create_generator('pa', 'top:2=1 seq:31', space => 'parcels', prefetch => 100);
-	SELECT idgen_create_generator('pb', 'top:2=2 seq:31', space => 'parcels', prefetch => 100);
-	INSERT INTO ids SELECT 'pa', idgen_next('pa') FROM generate_series(1, 1500);
-	INSERT INTO ids SELECT 'pb', idgen_next('pb') FROM generate_series(1, 700);
-	SELECT idgen_drop_generator('pa', force => true);
-	SELECT idgen_drop_generator('pb', force => true);});
-recreate_extension();
+forgotten_pair('parcels', 'pa', 'pb');
 $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('pa', 'top:2=1 seq:31');
 	SELECT idgen_create_generator('pc', 'top:2=1 seq:31', space => 'parcels', prefetch => 100);
