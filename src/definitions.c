@@ -1024,6 +1024,18 @@ idgen_check_drop_registry(Oid relid, bool cascade)
 	if (defined > 5)
 		appendStringInfo(&names, " and %d more", defined - 5);
 
+	/*
+	 * Only a superuser defines generators, and only a superuser drops them
+	 * by cascade: the owner of the extension's schema (public's is often
+	 * a database's owner, an ordinary role) may drop what it holds.
+	 */
+	if (cascade && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to drop extension idgen with its %d named generator(s): %s",
+						defined, names.data),
+				 errdetail("Only a superuser may drop the definitions of named generators, and this statement would drop them with the extension."),
+				 errhint("Ask a superuser to drop them with idgen_drop_generator(), or to run the statement.")));
 	if (cascade)
 	{
 		ereport(NOTICE,

@@ -142,6 +142,18 @@ like(error_report_of($node, "$by_dba DROP OWNED BY dba CASCADE; SELECT 1/0;"),
 like(error_report_of($node, q{BEGIN; DROP SCHEMA public CASCADE; SELECT 1/0;}),
 	qr/NOTICE:\s+(?:\w{5}: )?drop cascades to \d+ named generator\(s\): .*kept/,
 	'DROP SCHEMA ... CASCADE of its schema says which generators go with it');
+# The owner of the extension's schema need not be a superuser (public's
+# is pg_database_owner), yet may drop what the schema holds: only a
+# superuser drops generators' definitions, by cascade too.
+like(error_of($node, q{
+	BEGIN;
+	CREATE ROLE schema_owner;
+	ALTER SCHEMA public OWNER TO schema_owner;
+	SET ROLE schema_owner;
+	DROP SCHEMA public CASCADE;}),
+	qr/^42501: permission denied to drop extension idgen with its \d+ named generator\(s\)/,
+	'DROP SCHEMA ... CASCADE by its non-superuser owner: 42501');
+
 # A statement's CASCADE is its own: one said by a statement nested in a
 # plain DROP EXTENSION, whose error is caught, does not carry over to it.
 like(error_of($node, q{
@@ -161,7 +173,7 @@ like(error_of($node, q{
 	'a nested CASCADE whose error was caught does not make a plain drop cascade');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM idgen_generator WHERE name = 'kept';
-	SELECT count(*) FROM pg_roles WHERE rolname = 'dba';
+	SELECT count(*) FROM pg_roles WHERE rolname IN ('dba', 'schema_owner');
 	SELECT count(*) FROM pg_event_trigger}),
 	"1\n0\n0", 'and all of it was rolled back');
 
