@@ -328,14 +328,17 @@ idgen_counter_floor_of(const IdgenNamedSlot *slot, Oid relid,
 		/*
 		 * Under other fixed bits (node and constant fields) with the seq
 		 * field in the same place, no ID can be the same: the fixed bits
-		 * lie outside the seq field.  With the seq field elsewhere they
-		 * may meet, and the line counts as below (a line of 1.1.0, which
+		 * lie outside the seq field; nor where they differ outside both
+		 * seq fields.  With the seq field elsewhere they may otherwise meet, and the line counts as below (a line of 1.1.0, which
 		 * does not say where, is taken as it was then: apart).
 		 */
 		if (cf->node_value != slot->node_value &&
 			(cf->seq_shift < 0 ||
 			 (cf->seq_bits == idgen_counter_seq_bits(&slot->spec) &&
-			  cf->seq_shift == slot->spec.fields[slot->spec.seq_field].shift)))
+			  cf->seq_shift == slot->spec.fields[slot->spec.seq_field].shift) ||
+			 idgen_counter_fixed_apart(&slot->spec, slot->node_value,
+									   cf->seq_bits, cf->seq_shift,
+									   cf->node_value)))
 			continue;
 
 		/*

@@ -95,14 +95,15 @@ like($err, qr/ERROR:\s+55000: generator "d" cannot issue IDs on this server\s+DE
 	'a member with its seq field elsewhere is refused, naming the space and the forgotten member');
 
 # A counter of its own space whose rows are lost, created again under its
-# name with its seq field elsewhere, cannot be floored above its own old
+# name with its seq field elsewhere and IDs that could meet the old ones,
+# cannot be floored above its own old
 # values either: refused, saying where the seq field was.
 $node->safe_psql('postgres', q{
 	SELECT idgen_create_generator('mv', 'top:2=1 seq:31', prefetch => 10);
 	SELECT count(idgen_next('mv')) FROM generate_series(1, 50)});
 recreate_extension();
 $node->safe_psql('postgres', q{
-	SELECT idgen_create_generator('mv', 'top:1=1 seq:31 low:1=1', prefetch => 10)});
+	SELECT idgen_create_generator('mv', 'seq:31 low:1=1', prefetch => 10)});
 like(error_report_of($node, q{SELECT idgen_next('mv')}),
 	qr/ERROR:\s+55000: generator "mv" cannot issue IDs on this server\s+DETAIL:.*seq field at bit 0, above whose values one at bit 1 cannot be floored/s,
 	'its own name with its seq field moved is refused, never guessed at');
@@ -153,6 +154,17 @@ $node->restart;
 wait_for_keeper($node);
 is(error_of($node, q{SELECT idgen_next('rb')}), 'no error',
 	'a live member is not refused for a dropped one whose IDs it can never meet');
+
+# Its own name created again with another seq field is not refused where
+# a constant bit outside both seq fields keeps the old IDs apart.
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('dcx', 'dc:2=1 seq:20', prefetch => 10);
+	SELECT count(idgen_next('dcx')) FROM generate_series(1, 50)});
+recreate_extension();
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('dcx', 'dc:2=2 seq:22', prefetch => 10)});
+is(error_of($node, q{SELECT idgen_next('dcx')}), 'no error',
+	'a name whose old IDs a constant bit keeps apart runs with another seq field');
 
 # The file is still read by a server that writes the old form: every line
 # keeps the old fields first (1.1.0 reads them and ignores the rest).
