@@ -68,6 +68,7 @@
 
 #include <ctype.h>
 
+#include "common/hashfn.h"
 #include "common/int.h"
 #include "lib/stringinfo.h"
 
@@ -188,6 +189,33 @@ uint64
 idgen_counter_local_bound(const IdgenSpec *spec, uint64 seq)
 {
 	return Min(idgen_counter_first_at(&spec->counter, seq), spec->counter.limit);
+}
+
+/*
+ * A counter definition's form: a hash, never 0, of what decides which seq
+ * values it hands out (its stripes, the ones it owns, its segment and its
+ * start).  The records of what a counter handed out (the data directory's
+ * file, a node id's lease record) carry it, so that a running definition
+ * is taken to cover recorded values only where it is the definition that
+ * handed them out (idgen_registry_remembers): one created again under the
+ * name in other stripes does not.  Two definitions of one form hand out
+ * the same values, save a collision of the 64-bit hash.
+ */
+uint64
+idgen_counter_form(const IdgenSpec *spec)
+{
+	const IdgenCounterSpec *c = &spec->counter;
+	uint64		h;
+
+	h = hash_bytes_extended((const unsigned char *) &c->stripes,
+							sizeof(c->stripes), 0);
+	h = hash_bytes_extended((const unsigned char *) &c->segment,
+							sizeof(c->segment), h);
+	h = hash_bytes_extended((const unsigned char *) &c->start,
+							sizeof(c->start), h);
+	h = hash_bytes_extended((const unsigned char *) c->owned,
+							sizeof(c->owned[0]) * c->nowned, h);
+	return h != 0 ? h : 1;
 }
 
 /*

@@ -83,12 +83,14 @@
  * restored backup has its own copy, older, which is only ever used as a
  * floor.  Keeper only.
  *
- * Each line also says the counter's ID space and its seq field's position
- * ("dboid relid node_value bound name seq_bits seq_shift space", space "-"
- * for its own; idgen 1.1.0 wrote the first six, and reads the first six of
- * a line of eight).  So a shared space keeps its floors when its rows are
- * gone: a new member under another name starts above the values of every
- * member the table has forgotten (idgen_counter_space_floor).
+ * Each line also says the counter's ID space, its seq field's position
+ * and its definition's form (idgen_counter_form): "dboid relid node_value
+ * bound name seq_bits seq_shift space form", space "-" for its own; idgen
+ * 1.1.0 wrote the first six, and reads the first six of a longer line.
+ * So a shared space keeps its floors when its rows are gone: a new member
+ * under another name starts above the values of every member the table
+ * has forgotten, and of every earlier definition of a name defined again
+ * (idgen_counter_space_floor).
  */
 #define IDGEN_COUNTER_FLOOR_FILE "idgen_counters"
 
@@ -103,6 +105,8 @@ typedef struct IdgenCounterFloor
 								 * line written by idgen 1.1.0) */
 	char		space[NAMEDATALEN]; /* its shared ID space; "": its own, or
 									 * unsaid */
+	uint64		form;			/* idgen_counter_form of the definition that
+								 * wrote it; 0: unsaid */
 	Oid			dboid;			/* where the reservation was written */
 	Oid			relid;
 } IdgenCounterFloor;
@@ -122,17 +126,19 @@ static Oid	counter_state_relid = InvalidOid;	/* last written to */
 
 /*
  * The line of counter name under node_value whose seq field is at shift
- * (-1: unsaid) and whose ID space is space ("": its own, or unsaid); with
- * add, made if missing.  A name's lines of other spaces or positions are
- * kept apart: a space's forgotten members are found by them.
+ * (-1: unsaid), whose ID space is space ("": its own, or unsaid) and whose
+ * definition has form form (0: unsaid); with add, made if missing.  A
+ * name's lines of other spaces, positions or definitions are kept apart:
+ * a space's forgotten members are found by them.
  */
 static IdgenCounterFloor *
 idgen_counter_floor_line(const char *name, int64 node_value, int shift,
-						 const char *space, bool add)
+						 const char *space, uint64 form, bool add)
 {
 	for (int i = 0; i < counter_floors_n; i++)
 		if (counter_floors[i].node_value == node_value &&
 			counter_floors[i].seq_shift == shift &&
+			counter_floors[i].form == form &&
 			strcmp(counter_floors[i].name, name) == 0 &&
 			strcmp(counter_floors[i].space, space) == 0)
 			return &counter_floors[i];
@@ -151,35 +157,39 @@ idgen_counter_floor_line(const char *name, int64 node_value, int shift,
 	counter_floors[counter_floors_n].node_value = node_value;
 	counter_floors[counter_floors_n].seq_shift = shift;
 	strlcpy(counter_floors[counter_floors_n].space, space, NAMEDATALEN);
+	counter_floors[counter_floors_n].form = form;
 	return &counter_floors[counter_floors_n++];
 }
 
 /*
- * The line of running counter slot (its name, node value, seq position and
- * space), made if missing.  A line of idgen 1.1.0 under the name and node
- * value, which says neither position nor space, is taken over: it was
- * this counter's, as idgen_counter_floors_cover takes over one counting
- * local values.
+ * The line of running counter slot (its name, node value, seq position,
+ * space and form), made if missing.  A line of idgen 1.1.0 under the name
+ * and node value, which says neither position, space nor form, is taken
+ * over: it was this counter's, as idgen_counter_floors_cover takes over
+ * one counting local values.  A line under the name of another form stays
+ * apart: it records values an earlier definition handed out.
  */
 static IdgenCounterFloor *
 idgen_counter_floor_find(const IdgenNamedSlot *slot)
 {
 	int			shift = slot->spec.fields[slot->spec.seq_field].shift;
+	uint64		form = idgen_counter_form(&slot->spec);
 	IdgenCounterFloor *cf = idgen_counter_floor_line(slot->name, slot->node_value,
 													 shift, slot->spec.space,
-													 false);
+													 form, false);
 
 	if (cf != NULL)
 		return cf;
-	cf = idgen_counter_floor_line(slot->name, slot->node_value, -1, "", false);
+	cf = idgen_counter_floor_line(slot->name, slot->node_value, -1, "", 0, false);
 	if (cf != NULL)
 	{
 		cf->seq_shift = shift;
 		strlcpy(cf->space, slot->spec.space, NAMEDATALEN);
+		cf->form = form;
 		return cf;
 	}
 	return idgen_counter_floor_line(slot->name, slot->node_value, shift,
-									slot->spec.space, true);
+									slot->spec.space, form, true);
 }
 
 /*
@@ -226,20 +236,24 @@ idgen_counter_floors_read(void)
 		char		space[NAMEDATALEN];
 		int			seq_bits = 0;
 		int			seq_shift = -1;
+		unsigned long long form = 0;
 		int			fields;
 		IdgenCounterFloor *cf;
 
 		/*
-		 * "dboid relid node_value bound name [seq_bits [seq_shift space]]":
-		 * idgen 1.1.0 wrote the first six (and reads a line of eight, as
-		 * its sscanf stops after them)
+		 * "dboid relid node_value bound name [seq_bits [seq_shift space
+		 * [form]]]": idgen 1.1.0 wrote the first six (and reads a longer
+		 * line, as its sscanf stops after them)
 		 */
-		fields = sscanf(line, "%u %u %lld %llu %63s %d %d %63s", &dboid, &relid,
-						&node_value, &bound, name, &seq_bits, &seq_shift, space);
+		fields = sscanf(line, "%u %u %lld %llu %63s %d %d %63s %llu", &dboid,
+						&relid, &node_value, &bound, name, &seq_bits,
+						&seq_shift, space, &form);
 		if (fields < 5 || (fields >= 6 && (seq_bits < 1 || seq_bits > 63)))
 			continue;
-		if (fields == 8 && (seq_shift < 0 || seq_shift + seq_bits > 64))
+		if (fields >= 8 && (seq_shift < 0 || seq_shift + seq_bits > 64))
 			continue;
+		if (fields < 9)
+			form = 0;
 		if (fields < 8)
 		{
 			seq_shift = -1;
@@ -247,7 +261,8 @@ idgen_counter_floors_read(void)
 		}
 		else if (strcmp(space, IDGEN_COUNTER_FLOOR_OWN_SPACE) == 0)
 			space[0] = '\0';
-		cf = idgen_counter_floor_line(name, node_value, seq_shift, space, true);
+		cf = idgen_counter_floor_line(name, node_value, seq_shift, space,
+									  (uint64) form, true);
 		cf->bound = cf->seq_bits == seq_bits ? Max(cf->bound, (uint64) bound) : (uint64) bound;
 		cf->seq_bits = seq_bits;
 		cf->dboid = dboid;
@@ -273,11 +288,13 @@ idgen_counter_floors_write(void)
 				counter_floors[i].dboid, counter_floors[i].relid,
 				counter_floors[i].node_value, counter_floors[i].bound,
 				counter_floors[i].name, counter_floors[i].seq_bits);
-		/* a line of idgen 1.1.0 stays as it came (it says neither) */
+		/* a line of idgen 1.1.0 stays as it came (it says none) */
 		if (counter_floors[i].seq_shift >= 0)
 			fprintf(f, " %d %s", counter_floors[i].seq_shift,
 					counter_floors[i].space[0] != '\0' ? counter_floors[i].space :
 					IDGEN_COUNTER_FLOOR_OWN_SPACE);
+		if (counter_floors[i].seq_shift >= 0 && counter_floors[i].form != 0)
+			fprintf(f, " " UINT64_FORMAT, counter_floors[i].form);
 		fputc('\n', f);
 	}
 	if (fflush(f) != 0 || pg_fsync(fileno(f)) != 0)
@@ -424,7 +441,8 @@ idgen_counter_space_floor(int i, uint64 above, bool *refused)
 			idgen_counter_fixed_apart(spec, slot->node_value, cf->seq_bits,
 									  cf->seq_shift, cf->node_value) ||
 			idgen_registry_remembers(cf->name, cf->space, cf->seq_bits,
-									 cf->seq_shift, true, cf->node_value))
+									 cf->seq_shift, true, cf->node_value,
+									 cf->form))
 			continue;
 		if (cf->seq_bits != seq->bits || cf->seq_shift != seq->shift)
 		{
@@ -975,6 +993,35 @@ idgen_registry_plan_parking(void)
 }
 
 /*
+ * The lines of counter slot's name that earlier definitions of it, of its
+ * own ID space, wrote with the seq field where its own is: a superuser's
+ * restart below them (idgen_restart_generator) says their values are free
+ * again, and no other generator reads them.  A shared space's lines stay:
+ * they floor the space's other members.
+ */
+static void
+idgen_counter_floors_forget_earlier(const IdgenNamedSlot *slot)
+{
+	int			shift = slot->spec.fields[slot->spec.seq_field].shift;
+	uint64		form = idgen_counter_form(&slot->spec);
+	int			kept = 0;
+
+	if (slot->spec.space[0] != '\0')
+		return;
+	for (int i = 0; i < counter_floors_n; i++)
+	{
+		IdgenCounterFloor *cf = &counter_floors[i];
+
+		if (!(cf->node_value == slot->node_value && cf->seq_shift == shift &&
+			  cf->form != form && cf->space[0] == '\0' &&
+			  cf->seq_bits == idgen_counter_seq_bits(&slot->spec) &&
+			  strcmp(cf->name, slot->name) == 0))
+			counter_floors[kept++] = *cf;
+	}
+	counter_floors_n = kept;
+}
+
+/*
  * The parked counters' exact next values are committed: record them in
  * the file too, lowering its bounds, so that the next start takes them.
  */
@@ -985,7 +1032,11 @@ idgen_counter_floors_set_exact(void)
 	for (int p = 0; p < counter_plan_n; p++)
 	{
 		IdgenNamedSlot *slot = &idgen_registry_slots[counter_plan[p].slot];
-		IdgenCounterFloor *cf = idgen_counter_floor_find(slot);
+		IdgenCounterFloor *cf;
+
+		if (counter_plan_restart)
+			idgen_counter_floors_forget_earlier(slot);
+		cf = idgen_counter_floor_find(slot);
 
 		cf->seq_bits = idgen_counter_seq_bits(&slot->spec);
 		cf->bound = idgen_counter_seq_bound(&slot->spec, counter_plan[p].reserved);

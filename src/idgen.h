@@ -590,6 +590,7 @@ extern bool idgen_counter_sets_meet(const IdgenCounterSpec *a,
 extern uint64 idgen_counter_lead(const IdgenSpec *spec);
 extern uint64 idgen_counter_seq_bound(const IdgenSpec *spec, uint64 c);
 extern uint64 idgen_counter_local_bound(const IdgenSpec *spec, uint64 seq);
+extern uint64 idgen_counter_form(const IdgenSpec *spec);
 
 /* layout.c */
 extern bool idgen_parse_layout_soft(const char *text, IdgenSpec *spec,
@@ -771,6 +772,8 @@ typedef struct IdgenLeaseCounter
 	bool		fixed_known;	/* fixed said (not by idgen 1.1.0) */
 	int64		fixed;			/* its fixed bits (node and constant fields)
 								 * in place, as IdgenNamedSlot.node_value */
+	uint64		form;			/* idgen_counter_form of its definition; 0:
+								 * unsaid */
 } IdgenLeaseCounter;
 
 extern List *idgen_lease_counters;
@@ -801,7 +804,8 @@ idgen_counter_fixed_apart(const IdgenSpec *spec, int64 spec_fixed,
 /* is a recorded counter still the definition of a row (registry.c)? */
 typedef bool (*IdgenRememberedFn) (const char *name, const char *space,
 								   int seq_bits, int seq_shift,
-								   bool fixed_known, int64 fixed);
+								   bool fixed_known, int64 fixed,
+								   uint64 form);
 extern uint64 idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
 									  int64 fixed, IdgenRememberedFn remembered,
 									  const IdgenLeaseCounter **untranslatable);

@@ -39,11 +39,10 @@
 List	   *idgen_lease_counters = NIL;
 
 /*
- * Raise the recorded bound of the counter seen (name, seq field and ID
- * space; value, counted in seq values of its seq field) to its value; true
- * if it grew.  Bounds under one name with another seq field or space are
- * kept apart: they cannot be compared, and a space's forgotten members are
- * looked up by space (idgen_lease_space_floor).
+ * Raise the recorded bound of the counter seen (name, seq field, ID
+ * space, fixed bits and form; value, counted in seq values of its seq
+ * field) to its value; true if it grew.  Bounds under one name with
+ * another definition are kept apart (idgen_lease_find_counter).
  */
 bool
 idgen_lease_note_counter(const IdgenLeaseCounter *seen)
@@ -82,11 +81,14 @@ idgen_lease_counter_of(IdgenLeaseCounter *c, const char *name,
 	c->seq_bits = spec->fields[spec->seq_field].bits;
 	c->seq_shift = spec->fields[spec->seq_field].shift;
 	strlcpy(c->space, spec->space, sizeof(c->space));
+	c->form = idgen_counter_form(spec);
 }
 
 /*
- * The entry of a list of IdgenLeaseCounter with like's name, seq field and
- * space, or NULL.
+ * The entry of a list of IdgenLeaseCounter with like's name, seq field,
+ * space, fixed bits and form, or NULL.  Entries of one name under other
+ * definitions are kept apart: a space's forgotten members are found by
+ * them (idgen_lease_space_floor).
  */
 IdgenLeaseCounter *
 idgen_lease_find_counter(List *counters, const IdgenLeaseCounter *like)
@@ -99,7 +101,7 @@ idgen_lease_find_counter(List *counters, const IdgenLeaseCounter *like)
 
 		if (c->seq_bits == like->seq_bits && c->seq_shift == like->seq_shift &&
 			c->fixed_known == like->fixed_known && c->fixed == like->fixed &&
-			strcmp(c->name, like->name) == 0 && strcmp(c->space, like->space) == 0)
+			c->form == like->form && strcmp(c->name, like->name) == 0 && strcmp(c->space, like->space) == 0)
 			return c;
 	}
 	return NULL;
@@ -188,7 +190,7 @@ idgen_lease_space_floor(const IdgenSpec *spec, const char *name, int64 fixed,
 			 idgen_counter_fixed_apart(spec, fixed, c->seq_bits, c->seq_shift,
 									   c->fixed)) ||
 			remembered(c->name, c->space, c->seq_bits, c->seq_shift,
-					   c->fixed_known, c->fixed))
+					   c->fixed_known, c->fixed, c->form))
 			continue;
 		if (c->seq_bits == seq->bits && c->seq_shift == seq->shift)
 			floor = Max(floor, idgen_counter_local_bound(spec, c->value));

@@ -273,8 +273,9 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 
 	/*
 	 * the counters: [{"name": ..., "seq": bound, "bits": width, "shift":
-	 * position, "space": ID space}, ...] (idgen 1.1.0 wrote neither shift
-	 * nor space), and in the old form { "name": bound, ... } (local values)
+	 * position, "space": ID space, "fixed": fixed bits, "form": "form"},
+	 * ...] (idgen 1.1.0 wrote none of the last four), and in the old form
+	 * { "name": bound, ... } (local values)
 	 */
 	counters = idgen_json_container(&json->root, "counter_floors");
 	if (counters != NULL && JsonContainerIsArray(counters))
@@ -291,6 +292,7 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 			int64		bits;
 			int64		shift = -1;
 			int64		fixed = 0;
+			uint64		form = 0;
 			bool		fixed_known;
 			JsonbValue	f;
 
@@ -316,6 +318,18 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 			if (fixed_known &&
 				!idgen_json_int64(v.val.binary.data, "fixed", &fixed))
 				goto unreadable;
+			if (idgen_json_get(v.val.binary.data, "form", &f))
+			{
+				char	   *text = idgen_json_string(v.val.binary.data, "form");
+				char	   *end;
+
+				if (text == NULL)
+					goto unreadable;
+				errno = 0;
+				form = strtou64(text, &end, 10);
+				if (errno != 0 || *end != '\0' || end == text || form == 0)
+					goto unreadable;
+			}
 			c = palloc0(sizeof(IdgenLeaseCounter));
 			strlcpy(c->name, name, sizeof(c->name));
 			c->value = (uint64) bound;
@@ -323,6 +337,7 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 			c->seq_shift = (int) shift;
 			c->fixed_known = fixed_known;
 			c->fixed = fixed;
+			c->form = form;
 			if (space != NULL)
 				strlcpy(c->space, space, sizeof(c->space));
 			rec->counters = lappend(rec->counters, c);
@@ -411,6 +426,8 @@ idgen_lease_record_value_of(int64 unix_ms, int64 lease_id)
 		}
 		if (c->fixed_known)
 			appendStringInfo(&value, ", \"fixed\": " INT64_FORMAT, c->fixed);
+		if (c->form != 0)
+			appendStringInfo(&value, ", \"form\": \"" UINT64_FORMAT "\"", c->form);
 		appendStringInfoChar(&value, '}');
 		first = false;
 	}

@@ -735,25 +735,28 @@ idgen_registry_has_row(const char *name)
 /*
  * Is a counter recorded elsewhere (the floors file, the lease record)
  * under name, in ID space space, with its seq field of seq_bits at
- * seq_shift and the fixed bits fixed, still the definition of a row of
- * idgen_generator?  Only then does a creation in the space check against
- * its values (idgen_space_meets); a row of the name with another
- * definition (another space, its seq field or fixed bits elsewhere, an
- * entry that does not say its fixed bits) checks against other IDs, and
- * the recorded counter is a forgotten member.  So is one whose row is
+ * seq_shift, the fixed bits fixed and the form form (idgen_counter_form),
+ * still the definition of a row of idgen_generator?  Only then does a
+ * creation in the space check against its values (idgen_space_meets); a
+ * row of the name with another definition (another space, its seq field
+ * or fixed bits elsewhere, other stripes, segment or start, an entry that
+ * does not say its fixed bits or form) checks against other IDs, and the
+ * recorded counter is a forgotten member.  So is one whose row is
  * dropped: a creation checks a dropped counter only up to its durable row,
  * which may lie below what the record holds.  A live counter of the same
- * form keeps every creation in the space from meeting any of its IDs.
+ * definition keeps every creation in the space from meeting any of its
+ * IDs.
  */
 bool
 idgen_registry_remembers(const char *name, const char *space, int seq_bits,
-						 int seq_shift, bool fixed_known, int64 fixed)
+						 int seq_shift, bool fixed_known, int64 fixed,
+						 uint64 form)
 {
 	int			i;
 	IdgenNamedSlot *slot;
 	const IdgenField *seq;
 
-	if (!fixed_known || !idgen_registry_has_row(name))
+	if (!fixed_known || form == 0 || !idgen_registry_has_row(name))
 		return false;
 	i = idgen_registry_find(name);
 	if (i < 0)
@@ -765,7 +768,8 @@ idgen_registry_remembers(const char *name, const char *space, int seq_bits,
 	seq = &slot->spec.fields[slot->spec.seq_field];
 	return strcmp(slot->spec.space, space) == 0 &&
 		seq->bits == seq_bits && seq->shift == seq_shift &&
-		slot->node_value == fixed;
+		slot->node_value == fixed &&
+		idgen_counter_form(&slot->spec) == form;
 }
 
 /*

@@ -209,7 +209,8 @@ extern bool idgen_registry_columns_known(TupleDesc desc);
 extern bool idgen_registry_has_row(const char *name);
 extern bool idgen_registry_remembers(const char *name, const char *space,
 									 int seq_bits, int seq_shift,
-									 bool fixed_known, int64 fixed);
+									 bool fixed_known, int64 fixed,
+									 uint64 form);
 extern bool idgen_registry_row(HeapTuple tup, TupleDesc desc, IdgenRegistryRow *row);
 extern void idgen_registry_check_table(Oid relid);
 extern void idgen_counter_raise_floor(int i, uint64 floor);

@@ -175,6 +175,31 @@ wait_for_keeper($node);
 $next = next_value();
 ok($next > $last && $next < $high, 'so does a restart of the server');
 
+# A name defined again in other stripes keeps a record of each definition
+# in the data directory; the superuser's restart sets back the name's own
+# number line, and a restart of the server does not raise it above the
+# values the earlier definition handed out.
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('r', 'seq:40', stripes => 2, owned => '0');
+	SELECT count(idgen_next('r')) FROM generate_series(1, 2000);
+	SELECT idgen_drop_generator('r', force => true);
+	SELECT idgen_create_generator('r', 'seq:40', stripes => 2, owned => '1');});
+my $r_high = $node->safe_psql('postgres', q{SELECT idgen_next('r')});
+cmp_ok($r_high, '>', 4000, 'the name defined again continues above its earlier definition');
+$node->safe_psql('postgres', q{SELECT idgen_restart_generator('r', 1)});
+wait_until(sub { error_of($node, q{SELECT idgen_next('r')}) !~ /^55P03/ })
+  or die 'r did not issue again';
+$node->restart;
+wait_for_keeper($node);
+my $r_next;
+wait_until(sub {
+	my ($ret, $out) = $node->psql('postgres', q{SELECT idgen_next('r')});
+	$r_next = $out if $ret == 0;
+	return $ret == 0;
+}) or die 'r did not issue after the restart';
+ok($r_next < $r_high,
+	"a restart of the server resumes on the restarted line, not above the earlier definition's ($r_next)");
+
 $node->safe_psql('postgres', q{
 	CREATE ROLE plain LOGIN;
 	GRANT EXECUTE ON FUNCTION idgen_restart_generator(text, bigint) TO plain;

@@ -166,10 +166,31 @@ $node->safe_psql('postgres', q{
 is(error_of($node, q{SELECT idgen_next('dcx')}), 'no error',
 	'a name whose old IDs a constant bit keeps apart runs with another seq field');
 
+# A member created again under its name after its rows were lost, in
+# other stripes of the same space, does not make its old values
+# remembered: its new definition covers other values, and a creation that
+# takes the freed stripes checks against that one only.  The newcomer
+# starts above the values the old definition handed out.
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('sx', 'seq:31', space => 'stripes', stripes => 2, owned => '0', prefetch => 100);
+	INSERT INTO ids SELECT 'sx', idgen_next('sx') FROM generate_series(1, 1000);});
+recreate_extension();
+$node->safe_psql('postgres', q{
+	SELECT idgen_create_generator('sx', 'seq:31', space => 'stripes', stripes => 2, owned => '1', prefetch => 100);
+	SELECT idgen_create_generator('sy', 'seq:31', space => 'stripes', stripes => 2, owned => '0', prefetch => 100);
+	INSERT INTO ids SELECT 'sx2', idgen_next('sx') FROM generate_series(1, 500);
+	INSERT INTO ids SELECT 'sy', idgen_next('sy') FROM generate_series(1, 1000);});
+is($node->safe_psql('postgres', q{
+	SELECT count(*), count(DISTINCT id) FROM ids WHERE era IN ('sx', 'sx2', 'sy')}),
+	'2500|2500', 'a member re-defined in other stripes leaves its old values floored for the space');
+
 # The file is still read by a server that writes the old form: every line
 # keeps the old fields first (1.1.0 reads them and ignores the rest).
 my $file = slurp_file($node->data_dir . '/idgen_counters');
-like($file, qr/^\d+ \d+ -?\d+ \d+ a 31 0 orders$/m, 'the file records the space and the seq position');
+like($file, qr/^\d+ \d+ -?\d+ \d+ a 31 0 orders [1-9]\d*$/m,
+	'the file records the space, the seq position and the form');
+like($file, qr/^\d+ \d+ -?\d+ \d+ sx 31 0 stripes [1-9]\d*\n(?:.*\n)*\d+ \d+ -?\d+ \d+ sx 31 0 stripes [1-9]\d*$/m,
+	'a name defined again in other stripes keeps a line of each definition');
 
 $node->stop;
 done_testing();

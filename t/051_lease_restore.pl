@@ -24,6 +24,8 @@
 #    the values the holder handed out.  One whose seq field lies elsewhere
 #    is refused: the record does not say the holder's other fields, so
 #    it cannot tell whether their IDs meet.
+# 5. Not a restore: the next holder defines the holder's counter again in
+#    other stripes; a new member in the holder's stripe starts above it.
 #
 # The test runs its own etcd (Debian's etcd-server) on loopback and
 # restores it with etcdctl (Debian's etcd-client; etcd 3.4 has no
@@ -364,8 +366,8 @@ wait_until_generating($a4);
 my $a4_max = $a4->safe_psql('postgres',
 	"SELECT max(idgen_next('placed')) FROM generate_series(1, 5000)");
 $a4->stop('fast');
-like(etcd_get('/idgen/reservation/8'), qr/\{"name": "placed", "seq": \d+, "bits": 40, "shift": 0, "space": "orders", "fixed": \d+\}/,
-	'the record of node id 8 carries the counter\'s ID space, seq position and fixed bits');
+like(etcd_get('/idgen/reservation/8'), qr/\{"name": "placed", "seq": \d+, "bits": 40, "shift": 0, "space": "orders", "fixed": \d+, "form": "[1-9]\d*"\}/,
+	'the record of node id 8 carries the counter\'s ID space, seq position, fixed bits and form');
 
 my $b4 = lease_node('b4', 8);
 $b4->start;
@@ -392,5 +394,35 @@ like(error_report_of($c4, "SELECT idgen_next('returned')"),
 	qr/ERROR:\s+55000: generator "returned" cannot issue IDs on this server\s+DETAIL:\s+IDs were issued in ID space "orders" by "(?:placed|shipped)"/,
 	'a member with its seq field elsewhere is refused, naming the space and the member');
 $c4->stop('fast');
+
+# ---- 5. A member defined again in other stripes, on the next holder ----
+
+# The next holder of node id 9 defines the holder's counter again under
+# its name, in the other stripe, and a new member in the stripe the holder
+# used.  The record keeps the holder's definition apart from the new one,
+# so the new member starts above the values the holder handed out.
+my $a5 = lease_node('a5', 9);
+$a5->start;
+wait_for_keeper($a5);
+wait_for_lease($a5, 'held');
+$a5->safe_psql('postgres',
+	"SELECT idgen_create_generator('sx', 'zone:7=3 worker:16 seq:40', space => 'parcels', stripes => 2, owned => '0')");
+wait_until_generating($a5);
+my $a5_max = $a5->safe_psql('postgres',
+	"SELECT max(idgen_next('sx')) FROM generate_series(1, 5000)");
+$a5->stop('fast');
+
+my $b5 = lease_node('b5', 9);
+$b5->start;
+wait_for_keeper($b5);
+$b5->safe_psql('postgres', q{
+	SELECT idgen_create_generator('sx', 'zone:7=3 worker:16 seq:40', space => 'parcels', stripes => 2, owned => '1');
+	SELECT idgen_create_generator('sy', 'zone:7=3 worker:16 seq:40', space => 'parcels', stripes => 2, owned => '0');});
+wait_until_generating($b5);
+cmp_ok($b5->safe_psql('postgres',
+		"SELECT min(idgen_next('sy')) FROM generate_series(1, 5000)"),
+	'>', $a5_max,
+	'a member in the stripe an earlier definition used starts above its values');
+$b5->stop('fast');
 
 done_testing();
