@@ -3,37 +3,38 @@
 MODULE_big = idgen
 OBJS = \
 	src/idgen.o \
-	src/guc.o \
-	src/shmem.o \
-	src/clock.o \
-	src/fixed.o \
-	src/generator.o \
-	src/keeper.o \
-	src/shardfloors.o \
-	src/reservation.o \
-	src/storage.o \
-	src/snowflake.o \
-	src/instagram.o \
-	src/decode.o \
-	src/status.o \
-	src/uuid.o \
-	src/layout.o \
-	src/slots.o \
-	src/registry.o \
-	src/named.o \
-	src/counterissue.o \
-	src/definitions.o \
-	src/counterstate.o \
-	src/counter.o \
-	src/ranges.o \
-	src/codec.o \
-	src/lease.o \
-	src/leasekeys.o \
-	src/etcd.o \
-	src/node.o \
-	src/leasecounters.o
+	src/base/clock.o \
+	src/base/codec.o \
+	src/base/counter.o \
+	src/base/decode.o \
+	src/base/fixed.o \
+	src/base/guc.o \
+	src/base/layout.o \
+	src/base/ranges.o \
+	src/shared/shmem.o \
+	src/shared/slots.o \
+	src/shared/node.o \
+	src/shared/reservation.o \
+	src/shared/generator.o \
+	src/shared/storage.o \
+	src/shared/rows.o \
+	src/backend/snowflake.o \
+	src/backend/instagram.o \
+	src/backend/uuid.o \
+	src/backend/named.o \
+	src/backend/definitions.o \
+	src/backend/status.o \
+	src/backend/counterissue.o \
+	src/keeper/main.o \
+	src/keeper/load.o \
+	src/keeper/counters.o \
+	src/keeper/shards.o \
+	src/lease/protocol.o \
+	src/lease/record.o \
+	src/lease/counters.o \
+	src/lease/etcd.o
 
-# Node-id leases talk to etcd over HTTP with libcurl (etcd.c).  Without
+# Node-id leases talk to etcd over HTTP with libcurl (lease/etcd.c).  Without
 # libcurl's development files (Debian: libcurl4-openssl-dev), or with
 # "make WITH_LIBCURL=no", idgen builds without leases, and setting
 # idgen.lease_endpoints is an error that says so.
@@ -52,6 +53,10 @@ WITH_TEST_HOOKS ?= no
 ifeq ($(WITH_TEST_HOOKS),yes)
 PG_CPPFLAGS += -DIDGEN_TEST_HOOKS
 endif
+
+# The sources are in folders by process (src/README); every file names
+# idgen's headers from src/.
+PG_CPPFLAGS += -I$(srcdir)/src
 
 EXTENSION = idgen
 DATA = idgen--1.0.sql idgen--1.0--1.1.sql
@@ -113,7 +118,7 @@ dist:
 # header.  A list per header drifted (reservation.o and generator.o read
 # registry.h's slots but were missing from it, so an incremental build
 # after a change of the slot's layout read names from the wrong offsets).
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*.h src/*/*.h)
 
 # A build with another WITH_TEST_HOOKS rebuilds every object: the stamp
 # holds the setting, and is rewritten, newer than them, when it changes.

@@ -2,7 +2,7 @@
  *
  * fuzz_clock.c
  *	  libFuzzer target: a named generator's epoch and unit, and the range
- *	  of ticks they give a layout (src/layout.c).
+ *	  of ticks they give a layout (src/base/layout.c).
  *
  * The input is binary: an epoch (timestamptz, microseconds), a unit
  * (interval: microseconds, days, months), a tick, and a byte choosing a

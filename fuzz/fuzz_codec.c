@@ -2,7 +2,7 @@
  *
  * fuzz_codec.c
  *	  libFuzzer target: the text forms of IDs, crockford32 and base62
- *	  (src/codec.c).
+ *	  (src/base/codec.c).
  *
  * The first byte of the input chooses the alphabet (bit 0), how its name
  * is spelled (bit 1: upper case, which must match too) and the mode

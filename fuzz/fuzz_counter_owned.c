@@ -2,7 +2,7 @@
  *
  * fuzz_counter_owned.c
  *	  libFuzzer target: a counter's options and its "owned" range list
- *	  (src/counter.c).
+ *	  (src/base/counter.c).
  *
  * The input is a line of numbers, "stripes segment seq_bits start",
  * optionally followed by "|" and fields to put above the counter

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * fuzz_epoch.c
- *	  libFuzzer target: the text of idgen.epoch (src/guc.c).
+ *	  libFuzzer target: the text of idgen.epoch (src/base/guc.c).
  *
  * The parser is static to guc.c, so this target compiles that file
  * itself; PostgreSQL's own date and time parser, which it calls, comes
@@ -25,7 +25,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "../src/guc.c"
+#include "../src/base/guc.c"
 
 #include "pgtime.h"
 

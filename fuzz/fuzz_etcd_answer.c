@@ -2,7 +2,7 @@
  *
  * fuzz_etcd_answer.c
  *	  libFuzzer target: etcd's JSON answers, as the keeper reads them
- *	  (src/etcd.c, src/leasekeys.c and the src/lease.c it serves).
+ *	  (src/lease/etcd.c, src/lease/record.c and the src/lease/protocol.c it serves).
  *
  * The input is the text of an answer of etcd's v3 JSON gateway.  It goes
  * through idgen's own code: idgen_etcd_parse (its checks and PostgreSQL's
@@ -71,16 +71,16 @@
  *-------------------------------------------------------------------------
  */
 #define IDGEN_WITHOUT_LIBCURL
-#include "../src/etcd.c"
+#include "../src/lease/etcd.c"
 
 /* the lease's transport: this input's answer */
 static JsonbContainer *fuzz_etcd_call(const char *path, const char *request,
 									  int64 timeout_ms);
 
 #define idgen_etcd_call fuzz_etcd_call
-#include "../src/lease.c"
-#include "../src/leasekeys.c"
-#include "../src/leasecounters.c"
+#include "../src/lease/protocol.c"
+#include "../src/lease/record.c"
+#include "../src/lease/counters.c"
 #undef idgen_etcd_call
 
 #include <ctype.h>

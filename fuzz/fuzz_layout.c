@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * fuzz_layout.c
- *	  libFuzzer target: the layout grammar and its presets (src/layout.c).
+ *	  libFuzzer target: the layout grammar and its presets (src/base/layout.c).
  *
  * The input is a layout as a user writes it ("time:41 node:10 seq:12",
  * "twitter").  A layout the parser refuses must be refused, without an

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * fuzz_shards.c
- *	  libFuzzer target: the range list of idgen.shards (src/guc.c).
+ *	  libFuzzer target: the range list of idgen.shards (src/base/guc.c).
  *
  * The parser is static to guc.c, the file the server compiles, so this
  * target compiles that file itself.  The input is the setting's value.  A
@@ -17,7 +17,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "../src/guc.c"
+#include "../src/base/guc.c"
 
 #include "lib/stringinfo.h"
 

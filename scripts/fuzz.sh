@@ -54,18 +54,18 @@ done
 # The base-layer files each target compiles besides its own and the stubs.
 sources_of() {
 	case $1 in
-		layout | counter_owned | clock) echo src/layout.c src/counter.c src/ranges.c ;;
-		codec) echo src/codec.c ;;
+		layout | counter_owned | clock) echo src/base/layout.c src/base/counter.c src/base/ranges.c ;;
+		codec) echo src/base/codec.c ;;
 		lease_word) echo "" ;;		# the lease word is composed in idgen.h
 		sync_flag) echo "" ;;		# the reading is inline in compat.h
-		shards) echo src/ranges.c ;;	# fuzz_shards.c includes src/guc.c
-		# fuzz_epoch.c includes src/guc.c; PostgreSQL's date and time parser
+		shards) echo src/base/ranges.c ;;	# fuzz_shards.c includes src/base/guc.c
+		# fuzz_epoch.c includes src/base/guc.c; PostgreSQL's date and time parser
 		# comes from the server's own bitcode, compiled below
-		epoch) echo "src/ranges.c $work/pg_datetime.o $work/pg_timestamp.o $work/pg_date.o -Wl,--gc-sections -lm" ;;
-		# fuzz_etcd_answer.c includes src/etcd.c and the lease files, whose
-		# counter floors translate seq values (src/counter.c); jsonb
+		epoch) echo "src/base/ranges.c $work/pg_datetime.o $work/pg_timestamp.o $work/pg_date.o -Wl,--gc-sections -lm" ;;
+		# fuzz_etcd_answer.c includes src/lease/etcd.c and the lease files, whose
+		# counter floors translate seq values (src/base/counter.c); jsonb
 		# from the server's bitcode, its JSON parser from libpgcommon.a
-		etcd_answer) echo "src/counter.c src/ranges.c $work/pg_jsonb.o $work/pg_jsonb_util.o $work/pg_jsonfuncs.o" \
+		etcd_answer) echo "src/base/counter.c src/base/ranges.c $work/pg_jsonb.o $work/pg_jsonb_util.o $work/pg_jsonfuncs.o" \
 			"$work/pg_json.o $work/pg_numeric.o $work/pg_list.o" \
 			"$work/pgcommon/jsonapi.o $work/pgcommon/base64.o $work/pgcommon/wchar.o" \
 			"$work/pgcommon/qsort_arg.o -Wl,--gc-sections -lm" ;;

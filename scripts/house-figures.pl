@@ -4,7 +4,7 @@
 #
 #   perl scripts/house-figures.pl [src]
 #
-# prints the number of .c and .h files, the mutable statics (at file
+# prints the number of .c and .h files (in src/ and its folders), the mutable statics (at file
 # scope, and inside functions), the mutable globals that headers export,
 # the comment-to-code line ratio and the longest functions (from the line
 # with the name to the closing brace in column 0, as pgindent lays out a
@@ -13,11 +13,13 @@
 # both counts as code.  Mutable: not const, not a function.
 use strict;
 use warnings;
+use File::Find;
 
 my $dir = shift // 'src';
-opendir(my $dh, $dir) or die "$dir: $!";
-my @files = sort grep { /\.[ch]$/ } readdir $dh;
-closedir $dh;
+my @files;
+find({ wanted => sub { push @files, $File::Find::name =~ s{^\Q$dir\E/}{}r if /\.[ch]$/ },
+		no_chdir => 0 }, $dir);
+@files = sort @files;
 
 my ($nc, $nh) = (0, 0);
 my ($file_statics, $local_statics, $globals) = (0, 0, 0);

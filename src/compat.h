@@ -136,7 +136,7 @@ idgen_wait_event(const char *name, uint32 *cache)
  * sync_standbys_status (SYNC_STANDBY_INIT 1, SYNC_STANDBY_DEFINED 2), in
  * the same byte.  A build against one minor's headers runs on another's
  * server, so the byte is read whatever its name here and read as the
- * running server's version says (idgen_sync_standbys_defined, keeper.c).
+ * running server's version says (idgen_sync_standbys_defined, keeper/main.c).
  * Caller includes replication/walsender_private.h and holds SyncRepLock.
  */
 #ifdef SYNC_STANDBY_DEFINED

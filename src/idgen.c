@@ -10,7 +10,7 @@
  * registering the keeper background worker that makes IDs durable, and
  * hooking the end of every statement (the executor's run, finish and
  * end, a utility command's end), where the counter values a statement
- * took ahead of the durable reservation are made durable (counterissue.c).
+ * took ahead of the durable reservation are made durable (backend/counterissue.c).
  * The object access hook sees every table as it is dropped, so that no
  * statement drops the named generators' definitions with the extension
  * silently (idgen_check_drop_registry).
@@ -29,6 +29,9 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "tcop/utility.h"
 
 #include "compat.h"
@@ -65,7 +68,7 @@ idgen_statement_cascades(Node *parsetree)
 
 /*
  * Every drop of a table goes by here, before it is deleted: the named
- * generators' table is kept from going silently (definitions.c), whatever
+ * generators' table is kept from going silently (backend/definitions.c), whatever
  * statement drops the extension.
  */
 static void
@@ -121,7 +124,7 @@ idgen_ExecutorEnd(QueryDesc *queryDesc)
  * After a utility command, except the transaction commands: COMMIT and
  * PREPARE wait in the commit's own callback, and ROLLBACK has nothing to
  * make durable (what a rolled-back statement took stays pending for the
- * next statement, counterissue.c).
+ * next statement, backend/counterissue.c).
  */
 static void
 idgen_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
@@ -155,6 +158,30 @@ idgen_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		idgen_counter_statement_end();
 }
 
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* idgen's shared memory: IdgenShared (shmem.c) and the named slots (slots.c) */
+static void
+idgen_shmem_request_hook(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	idgen_shmem_request();
+	RequestAddinShmemSpace(idgen_registry_shmem_size());
+}
+
+static void
+idgen_shmem_startup_hook(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	idgen_shmem_init();
+	idgen_registry_shmem_init();
+	LWLockRelease(AddinShmemInitLock);
+}
+
 void
 _PG_init(void)
 {
@@ -163,7 +190,10 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
-	idgen_shmem_install_hooks();
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = idgen_shmem_request_hook;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = idgen_shmem_startup_hook;
 	idgen_keeper_register();
 
 	prev_ExecutorRun = ExecutorRun_hook;

@@ -3,9 +3,10 @@
  * idgen.h
  *	  Bit layouts, shared-memory types and cross-file declarations of idgen.
  *
- * Both layouts are "milliseconds since idgen.epoch, then a discriminator
- * (node or shard), then a per-millisecond sequence".  Every bit-layout
- * constant lives here and nowhere else; the generators, decoders and
+ * What every folder of src/ shares (src/README has the map).  The fixed
+ * layouts are "milliseconds since idgen.epoch, then a discriminator (node
+ * or shard), then a per-millisecond sequence"; every bit-layout constant
+ * of theirs lives here and nowhere else, and the generators, decoders and
  * builders derive their shifts and masks from these.
  *
  * A generator's live state is a single 64-bit "position":
@@ -83,7 +84,7 @@
 #define IDGEN_INSTAGRAM_MS_LIMIT	(INT64CONST(1) << (IDGEN_TIME_BITS - 1))
 
 /*
- * 128-bit IDs (uuid.c): the sequence bits of idgen_uuidv7() (RFC 9562's
+ * 128-bit IDs (backend/uuid.c): the sequence bits of idgen_uuidv7() (RFC 9562's
  * 12-bit rand_a, used as a counter) and of idgen_flake128() (Boundary's
  * flake: 16 bits).  Their timestamps are Unix ms of 48 and 64 bits; 2^47 ms
  * past the epoch (about 4,460 years) bounds both positions.
@@ -138,7 +139,7 @@ StaticAssertDecl(sizeof(IdgenGenerator) <= PG_CACHE_LINE_SIZE,
 
 /*
  * The durable reservation (high-water mark, HWM) kept by the keeper
- * background worker (keeper.c).  No ID with a timestamp beyond hwm_ms is
+ * background worker (keeper/main.c).  No ID with a timestamp beyond hwm_ms is
  * issued: the keeper publishes a value only once it is durable (flushed to
  * WAL, and on a synchronous standby if one is configured).
  *
@@ -146,14 +147,14 @@ StaticAssertDecl(sizeof(IdgenGenerator) <= PG_CACHE_LINE_SIZE,
  * so it is atomic, as are want_ms and floors_pending.  The rest is under
  * two locks:
  *
- * lock, an LWLock (tranche "idgen", shmem.c), protects the structure: the
+ * lock, an LWLock (tranche "idgen", shared/shmem.c), protects the structure: the
  * messages, durable_unix_ms and writes, and the shard control
  * (IdgenShared.shards).  LW_SHARED to read, LW_EXCLUSIVE to write; taken
  * once for a whole copy or scan, never across a sleep, never while holding
  * another lock.
  *
  * mutex, a spinlock, protects the few words a backend reads on every turn
- * of a wait for the keeper (reservation.c): the state and what its
+ * of a wait for the keeper (shared/reservation.c): the state and what its
  * SQLSTATE is made of (failures, failed_errcode, claim_blocked), written
  * only while lock is held in LW_EXCLUSIVE too, so that they may be read
  * under either: under mutex alone by a wait's turn, under lock with the
@@ -248,7 +249,7 @@ typedef struct IdgenShardControl
 } IdgenShardControl;
 
 /*
- * Node-id leases in etcd (lease.c).  The word is read by every call of a
+ * Node-id leases in etcd (lease/protocol.c).  The word is read by every call of a
  * generator that embeds the node id, once leases are on: IDGEN_LEASE_VALID
  * and the node id while this server's claim stands, 0 otherwise.  The rest
  * is the keeper's, protected by mutex, for errors and status.
@@ -472,14 +473,14 @@ idgen_unit_div(const IdgenLayout *layout, int64 ms)
  */
 #define IDGEN_SWITCHED_OFF PG_UINT64_MAX
 
-/* fixed.c */
+/* base/fixed.c */
 extern const IdgenLayout idgen_snowflake_layout;
 extern const IdgenLayout idgen_instagram_layout;
 extern const IdgenLayout idgen_uuidv7_layout;
 extern const IdgenLayout idgen_flake128_layout;
 
 /*
- * A layout of a named generator (layout.c): fields from the most
+ * A layout of a named generator (base/layout.c): fields from the most
  * significant bit down.  Parsed from text such as
  * "time:42 datacenter:3 worker:6 seq:12" or a preset name, with an epoch
  * and a unit; validated once, then plain data that shared memory holds.
@@ -510,7 +511,7 @@ typedef struct IdgenField
  * Counter layouts (no time field) stripe their counter: the value space is
  * cut into segments of "segment" values, segment g belongs to stripe
  * g mod stripes, and this server hands out whole segments of the stripes
- * it owns, in increasing order (counter.c).
+ * it owns, in increasing order (base/counter.c).
  */
 #define IDGEN_MAX_STRIPES		1024
 
@@ -550,7 +551,7 @@ typedef struct IdgenSpec
  * Why a parser refused its input, as the ERROR it stands for would say it:
  * SQLSTATE, message, detail and hint (detail and hint NULL if none).
  * Parsers that the keeper and check hooks call fill one and return false
- * rather than raise; idgen_raise_problem (ranges.c) raises it for the SQL
+ * rather than raise; idgen_raise_problem (base/ranges.c) raises it for the SQL
  * functions.
  */
 typedef struct IdgenProblem
@@ -561,7 +562,7 @@ typedef struct IdgenProblem
 	const char *hint;
 } IdgenProblem;
 
-/* ranges.c */
+/* base/ranges.c */
 IDGEN_NORETURN extern void idgen_raise_problem(const IdgenProblem *problem);
 typedef enum IdgenRangesProblem
 {
@@ -573,7 +574,7 @@ typedef enum IdgenRangesProblem
 } IdgenRangesProblem;
 extern IdgenRangesProblem idgen_parse_ranges(const char *text, int max, bool *member);
 
-/* counter.c */
+/* base/counter.c */
 extern bool idgen_parse_counter_options_soft(IdgenSpec *spec, int32 prefetch,
 											 int32 refill, int32 stripes,
 											 const char *owned, int64 segment,
@@ -592,7 +593,7 @@ extern uint64 idgen_counter_seq_bound(const IdgenSpec *spec, uint64 c);
 extern uint64 idgen_counter_local_bound(const IdgenSpec *spec, uint64 seq);
 extern uint64 idgen_counter_form(const IdgenSpec *spec);
 
-/* layout.c */
+/* base/layout.c */
 extern bool idgen_parse_layout_soft(const char *text, IdgenSpec *spec,
 									bool *epoch_given, bool *unit_given,
 									IdgenProblem *problem);
@@ -616,7 +617,7 @@ extern int64 idgen_timestamptz_to_unix_ms(TimestampTz ts);
 extern TimestampTz idgen_unix_ms_to_timestamptz(int64 unix_ms);
 extern Datum idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id);
 
-/* guc.c */
+/* base/guc.c */
 extern int	idgen_node_id;
 extern int	idgen_max_lead_ms;
 extern int	idgen_max_wait_ms;
@@ -633,12 +634,13 @@ extern int64 idgen_test_clock_unix_ms;
 #endif
 extern void idgen_define_gucs(void);
 
-/* shmem.c */
+/* shared/shmem.c */
 extern void idgen_keeper_init(IdgenKeeper *keeper);
 extern const char *idgen_keeper_state_name(IdgenKeeperState state);
 extern IdgenShared *idgen_shared;
 extern void idgen_require_superuser(const char *funcname);
-extern void idgen_shmem_install_hooks(void);
+extern void idgen_shmem_request(void);
+extern void idgen_shmem_init(void);
 IDGEN_NORETURN extern void idgen_report_not_preloaded(const char *funcname);
 extern void idgen_refuse_in_recovery(const char *funcname);
 extern void idgen_generator_init(IdgenGenerator *gen, bool owned);
@@ -675,7 +677,7 @@ idgen_require_shared(const char *funcname)
 	return idgen_shared;
 }
 
-/* clock.c */
+/* base/clock.c */
 extern int64 idgen_clock_monotonic_ms(void);
 extern int64 idgen_clock_monotonic_us(void);
 
@@ -683,7 +685,7 @@ extern int64 idgen_clock_monotonic_us(void);
  * Wall clock in Unix ms, read fresh on every call (never the transaction
  * timestamp).  Inline: it is half of a generator call's cost, and on Linux
  * it is a vDSO read, not a system call.  The one exception is the
- * setting idgen.test_clock (guc.c), which stands this clock still for
+ * setting idgen.test_clock (base/guc.c), which stands this clock still for
  * backends and keeper alike; it exists only in a test build.
  */
 static inline int64
@@ -713,7 +715,7 @@ idgen_clock_ms(void)
 	return idgen_clock_unix_ms() - idgen_epoch_unix_ms;
 }
 
-/* generator.c */
+/* shared/generator.c */
 extern uint64 idgen_issue(IdgenGenerator *gen, const IdgenLayout *layout);
 
 /*
@@ -735,14 +737,14 @@ extern void idgen_raise_counter_next(IdgenGenerator *gen, uint64 next);
 extern void idgen_raise_fixed_floors(int64 floor_ms, bool node_only);
 IDGEN_NORETURN extern void idgen_report_never_switched_off(void);
 
-/* node.c */
+/* shared/node.c */
 extern const char *idgen_lease_state_name(IdgenLeaseState state);
 IDGEN_NORETURN extern void idgen_report_no_node(const char *funcname);
 IDGEN_NORETURN extern void idgen_report_lease_deadline(const char *funcname);
 extern int32 idgen_current_node_id(void);
 
 /*
- * leasecounters.c: the counter generators that embed the node id, as the node id's
+ * lease/counters.c: the counter generators that embed the node id, as the node id's
  * reservation record carries them: name and exclusive bound of the local
  * counter values handed out under the id, by us or by previous holders
  * (matched by name).  A List of these is idgen_lease_counters, the
@@ -801,7 +803,7 @@ idgen_counter_fixed_apart(const IdgenSpec *spec, int64 spec_fixed,
 	return (((uint64) spec_fixed ^ (uint64) fixed) & ~seqs) != 0;
 }
 
-/* is a recorded counter still the definition of a row (registry.c)? */
+/* is a recorded counter still the definition of a row (keeper/load.c)? */
 typedef bool (*IdgenRememberedFn) (const char *name, const char *space,
 								   int seq_bits, int seq_shift,
 								   bool fixed_known, int64 fixed,
@@ -812,7 +814,7 @@ extern uint64 idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
 extern IdgenLeaseCounter *idgen_lease_find_counter(List *counters,
 												   const IdgenLeaseCounter *like);
 
-/* lease.c */
+/* lease/protocol.c */
 extern bool idgen_leases_on;
 extern char *idgen_node_id_string;
 extern char *idgen_lease_endpoints;
@@ -864,7 +866,7 @@ idgen_require_node_id(const char *funcname)
  * it with.  With leases, the word must not have changed since
  * idgen_require_node_id read it: each claim sets it with a new generation,
  * and the keeper floors the generators before, and clears the word before
- * it publishes a reservation that etcd does not record (lease.c).  So a
+ * it publishes a reservation that etcd does not record (lease/protocol.c).  So a
  * position taken between two equal reads was taken under one claim, above
  * its floor and within what etcd records.
  */
@@ -884,7 +886,7 @@ idgen_issued_node(const char *funcname, uint32 word)
  * (snowflake, the 128-bit ones; never switched off) between the two halves
  * of the guard above; *node is the node id to compose them with.  Their
  * SQL functions issue through here alone.  (Named generators apply the
- * same guard in idgen_named_issue, named.c.)
+ * same guard in idgen_named_issue, backend/named.c.)
  */
 static inline uint64
 idgen_issue_with_node(IdgenGenerator *gen, const IdgenLayout *layout,
@@ -901,15 +903,15 @@ idgen_issue_with_node(IdgenGenerator *gen, const IdgenLayout *layout,
 	return position;
 }
 
-/* node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex or ->lock) */
+/* shared/node.c: the keeper's SQLSTATE (_locked: caller holds keeper->mutex or ->lock) */
 extern int	idgen_keeper_errcode(void);
 extern bool idgen_keeper_failure_passes(int sqlerrcode);
 extern int	idgen_keeper_errcode_locked(IdgenKeeper *keeper);
 
-/* keeper.c */
+/* keeper/main.c */
 extern void idgen_keeper_register(void);
 
-/* reservation.c: the backends' waits for the keeper */
+/* shared/reservation.c: the backends' waits for the keeper */
 extern void idgen_keeper_wait(int64 need_ms, int64 deadline);
 extern void idgen_keeper_wait_shard(int32 shard, uint64 position,
 									IdgenReleaseChange change,
@@ -917,12 +919,12 @@ extern void idgen_keeper_wait_shard(int32 shard, uint64 position,
 extern Latch *idgen_keeper_latch(void);
 extern void idgen_keeper_report_not_loaded(const char *name, bool always);
 
-/* storage.c (the rest of it, for the keeper only, in storage.h) */
+/* shared/storage.c (the rest of it, for the keeper only, in shared/storage.h) */
 extern bool idgen_schema_trusted(Oid nspid);
 extern Oid	idgen_extension_schema(void);
 
 /*
- * Named generators (registry.c).  A named layout's shard field has at most
+ * Named generators (keeper/load.c).  A named layout's shard field has at most
  * this many bits; all their shards share one pool of generators, sized by
  * idgen.max_generator_shards.
  */
@@ -951,7 +953,7 @@ extern uint64 idgen_registry_changes(void);
  */
 #define IDGEN_KEEPER_LOOKUP_LOAD_MS 100
 
-/* counterstate.c: counter generators' durable state */
+/* keeper/counters.c: counter generators' durable state */
 extern void idgen_registry_load_counters(Oid relid);
 extern int	idgen_registry_plan_counters(void);
 extern void idgen_registry_write_counters(Oid relid);
@@ -961,10 +963,10 @@ extern void idgen_registry_floors_exact(void);
 extern int	idgen_registry_plan_restarts(void);
 extern void idgen_registry_publish_restarts(void);
 
-/* counterissue.c: counter values taken ahead are durable by a statement's end */
+/* backend/counterissue.c: counter values taken ahead are durable by a statement's end */
 extern void idgen_counter_statement_end(void);
 
-/* definitions.c: DROP EXTENSION idgen keeps no generator's definition */
+/* backend/definitions.c: DROP EXTENSION idgen keeps no generator's definition */
 extern void idgen_check_drop_registry(Oid relid, bool cascade);
 
 /*
@@ -982,7 +984,7 @@ idgen_check_id(int64 id)
 	return id;
 }
 
-/* decode.c */
+/* base/decode.c */
 IDGEN_NORETURN extern void idgen_report_part_out_of_range(const char *what,
 														  int32 value,
 														  int32 max);

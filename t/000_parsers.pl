@@ -17,7 +17,7 @@ use File::Temp qw(tempdir);
 use Test::More;
 
 my $src = $ENV{IDGEN_SRC_DIR} // 'src';
-my @parsers = qw(layout.c counter.c ranges.c registry.c etcd.c guc.c);
+my @parsers = qw(base/layout.c base/counter.c base/ranges.c keeper/load.c lease/etcd.c base/guc.c);
 my $catching = qr/\b(PG_TRY|PG_CATCH|PG_FINALLY|PG_END_TRY|FlushErrorState|CopyErrorData|ReThrowError)\b/;
 
 sub read_file

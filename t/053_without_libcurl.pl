@@ -23,9 +23,12 @@ use IdgenTest;
 my $top = "$FindBin::RealBin/..";
 my $dir = PostgreSQL::Test::Utils::tempdir;
 mkdir "$dir/src" or die "mkdir: $!";
-for my $f (glob("$top/src/*.[ch]"), glob("$top/src/LAYERS"))
+for my $f (glob("$top/src/*.[ch]"), glob("$top/src/*/*.[ch]"))
 {
-	copy($f, "$dir/src/") or die "copy $f: $!";
+	my ($rel) = $f =~ m{/src/(.*)$};
+	my ($sub) = $rel =~ m{^(.*)/};
+	mkdir "$dir/src/$sub" if defined $sub && !-d "$dir/src/$sub";
+	copy($f, "$dir/src/$rel") or die "copy $f: $!";
 }
 for my $f ('Makefile', 'idgen.control', glob("$top/idgen--*.sql"))
 {
