@@ -68,7 +68,6 @@
 
 #include <ctype.h>
 
-#include "common/hashfn.h"
 #include "common/int.h"
 #include "lib/stringinfo.h"
 
@@ -191,6 +190,19 @@ idgen_counter_local_bound(const IdgenSpec *spec, uint64 seq)
 	return Min(idgen_counter_first_at(&spec->counter, seq), spec->counter.limit);
 }
 
+/* one value into a form: MurmurHash3's 64-bit finalizer over the two */
+static inline uint64
+idgen_form_mix(uint64 h, uint64 v)
+{
+	h ^= v;
+	h ^= h >> 33;
+	h *= UINT64CONST(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return h;
+}
+
 /*
  * A counter definition's form: a hash, never 0, of what decides which seq
  * values it hands out (its stripes, the ones it owns, its segment and its
@@ -199,22 +211,22 @@ idgen_counter_local_bound(const IdgenSpec *spec, uint64 seq)
  * is taken to cover recorded values only where it is the definition that
  * handed them out (idgen_registry_remembers): one created again under the
  * name in other stripes does not.  Two definitions of one form hand out
- * the same values, save a collision of the 64-bit hash.
+ * the same values, save a collision of the 64-bit hash.  Computed from
+ * the values, not their bytes, so that servers of either byte order
+ * agree (a node id's record is read by every server that holds it).
  */
 uint64
 idgen_counter_form(const IdgenSpec *spec)
 {
 	const IdgenCounterSpec *c = &spec->counter;
-	uint64		h;
+	uint64		h = UINT64CONST(0x696467656e);	/* "idgen" */
 
-	h = hash_bytes_extended((const unsigned char *) &c->stripes,
-							sizeof(c->stripes), 0);
-	h = hash_bytes_extended((const unsigned char *) &c->segment,
-							sizeof(c->segment), h);
-	h = hash_bytes_extended((const unsigned char *) &c->start,
-							sizeof(c->start), h);
-	h = hash_bytes_extended((const unsigned char *) c->owned,
-							sizeof(c->owned[0]) * c->nowned, h);
+	h = idgen_form_mix(h, (uint64) c->stripes);
+	h = idgen_form_mix(h, (uint64) c->segment);
+	h = idgen_form_mix(h, c->start);
+	h = idgen_form_mix(h, (uint64) c->nowned);
+	for (int i = 0; i < c->nowned; i++)
+		h = idgen_form_mix(h, (uint64) c->owned[i]);
 	return h != 0 ? h : 1;
 }
 
