@@ -4,20 +4,15 @@
  *	  Counter values taken ahead of the durable reservation, and the waits
  *	  at a statement's end and at commit that make them durable.
  *
- * The engine issues a counter's values (idgen_issue_counter_values,
- * shared/generator.c): below its durable reservation at once; a few beyond it
- * (within idgen_counter_lead(), base/counter.c) at once but pending the end of
- * the statement that took them, when this file decides they may be taken
- * ahead; further only after waiting for the keeper.  The pending values of
- * this session are a backend-local list that the statement's end (idgen.c's
- * executor hooks) and the commit (the transaction callback here) wait
- * for, on the keeper's condition variable like every wait for it
- * (shared/reservation.c), or fail closed.
- *
- * Of the shared state it reads a counter slot's reservation, floor epoch
- * and state, and writes only its want word (through shared/reservation.c) and its
- * generator's wait count (under its spinlock); the keeper publishes
- * counter_reserved.
+ * The engine hands out a counter's values below its durable reservation
+ * at once, a few beyond it (idgen_counter_lead) at once but pending the
+ * end of the statement that took them, when this file decides they may be
+ * taken ahead, and further ones only after waiting for the keeper.  The
+ * pending values are a backend-local list that the statement's end (the
+ * executor hooks in idgen.c) and the commit (the transaction callback
+ * here) wait for, on the keeper's condition variable, or fail closed.  Of
+ * the shared state it writes only a slot's want word and its generator's
+ * wait count (under its spinlock).
  *
  * IDENTIFICATION
  *	  src/backend/counterissue.c

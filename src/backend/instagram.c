@@ -16,8 +16,8 @@
  * instagram_id_release() clears the flag, so the old server stops at once
  * for every session, statements already running included, and returns the
  * last position the shard reached there; instagram_id_advance() on the new
- * server puts the shard above it, durably (keeper/main.c keeps per-shard floors
- * apart from the reservation, so an advanced shard never holds back the
+ * server puts the shard above it, durably (the keeper keeps per-shard
+ * floors apart from the reservation, so an advanced shard never holds back the
  * other generators after a restart).
  *
  * IDENTIFICATION

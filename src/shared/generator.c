@@ -4,55 +4,20 @@
  *	  The engine: the one issuing path of every generator, with a rule for
  *	  time layouts and one for counters.
  *
- * The time rule.  A time generator's state is its last issued "position",
- * (tick << seq_bits) | seq (see idgen.h); a tick is a millisecond for the
- * fixed layouts, a unit of the layout's for named ones.  Issuing is
- *
- *		next = max(last + 1, now_tick << seq_bits)
- *
- * done under the generator's spinlock, where the only other work is a few
- * comparisons and counter increments: the clock is read before the lock is
- * taken, and errors, waits and anything else that could throw or sleep
- * happen after it is released.  A failed attempt leaves the state as it
- * was, so an error in one session never affects another.
- *
- * Clock policy.  The moment of the next ID (its millisecond; for a unit
- * coarser than 1 ms, see idgen_position_ms()) may run ahead of the wall
- * clock ("lead") because a burst used up a millisecond's sequence values or
- * because the clock stepped back.  While the lead stays within
- * idgen.max_lead we keep issuing.  Beyond that the caller sleeps (on its
- * latch, so it is interruptible, never holding the lock) for the clock to
- * catch up, for at most idgen.max_wait measured on CLOCK_MONOTONIC.  If the
- * clock is so far behind that waiting max_wait could not help, the call
- * fails at once saying how long until it will; if waiting did not help
- * because other sessions kept taking the freed capacity, it fails with
- * "capacity exceeded".  No call blocks without bound and no position is
- * ever handed out twice.
- *
- * Durability.  No position is issued beyond the durable reservation the
- * keeper publishes (keeper/main.c).  Reading it costs one atomic load; only a
- * call that outruns it waits, on the keeper's condition variable, and fails
- * closed if none arrives.  That wait is for a WAL flush, not for the
- * clock, so it is bounded by idgen.max_wait but never less than
- * IDGEN_MIN_RESERVATION_WAIT_MS: with idgen.max_wait = 0 the first call
- * after an idle period (when the keeper has let the reservation fall
- * behind the clock) must still get one.
- *
- * The counter rule (idgen_issue_counter_values, at the end of this file).
- * A counter has no clock: its state at.next is the next local value to hand
- * out, and its reservation is the slot's counter_reserved.  Values below it
- * are issued at once; beyond it, either taken ahead within
- * idgen_counter_lead(), which the statement that took them then waits for
- * at its end (backend/counterissue.c), or after waiting for the keeper, bounded
- * the same way as the time rule's wait, then failing closed.
- *
- * Ownership.  A generator may be switched off for this server ("owned",
- * for instagram shards handed to another server).  The flag is read under
- * the same lock as the position, so once instagram_id_release() has
- * cleared it no session issues from it again, statements already running
- * included.  The engine then returns IDGEN_SWITCHED_OFF instead of a
- * position, and the caller, which knows the shard or the named generator,
- * reports it.
+ * Both rules run under the generator's spinlock, where the only other
+ * work is a few comparisons and counter increments; a failed attempt
+ * leaves the state as it was.  The time rule is next = max(last + 1,
+ * now_tick << seq_bits), within the clock policy (idgen.max_lead,
+ * idgen.max_wait) and below the keeper's durable reservation; the counter
+ * rule (idgen_issue_counter_values) hands out values below the slot's
+ * counter_reserved, a few beyond it taken ahead (idgen_counter_lead), or
+ * waits for the keeper.  A call that outruns the reservation waits on the
+ * keeper's condition variable, never less than
+ * IDGEN_MIN_RESERVATION_WAIT_MS, then fails closed.  A generator switched
+ * off for this server ("owned" false: an instagram shard handed to
+ * another server, a dropped named generator) returns IDGEN_SWITCHED_OFF,
+ * for the caller to report.  src/README ("The model") says why each rule
+ * is safe.
  *
  * IDENTIFICATION
  *	  src/shared/generator.c

@@ -7,17 +7,15 @@
  * (IdgenKeeper.hwm_ms) posts what it needs in want_ms, sets the keeper's
  * latch and sleeps on IdgenKeeper.cv until the keeper has made a
  * reservation beyond it durable, or until its deadline, when it fails with
- * the SQLSTATE the keeper's state gives (shared/node.c).  The shard floors and
- * releases of instagram_id_advance() and instagram_id_release(), and a
- * counter generator's reservation (counter_want, counter_reserved), are
- * waited for on the same condition variable.  A lookup of a named generator that waits for the
- * keeper to load its definition (backend/named.c) uses the keeper's latch and the
- * error from here.  keeper/main.c, the worker, is the other side: it publishes,
- * and broadcasts on the condition variable after each publication and
- * change of its state; so do a named generator's change of state and a
- * counter's floor raised from outside (keeper/load.c).  Every sleep here is
- * also bounded (100 ms a turn), so a change that is not broadcast costs
- * latency, never a wait beyond the deadline.
+ * the SQLSTATE the keeper's state gives (idgen_keeper_errcode).  The shard
+ * floors and releases of instagram_id_advance() and instagram_id_release(),
+ * and a counter generator's reservation (counter_want, counter_reserved),
+ * are waited for on the same condition variable; a lookup of a named
+ * generator waiting for the keeper's load uses the keeper's latch and the
+ * error from here.  The keeper broadcasts after each publication and
+ * change of its state, and so does a change of a named generator's state.
+ * Every sleep is also bounded (100 ms a turn), so a change that is not
+ * broadcast costs latency, never a wait beyond the deadline.
  *
  * This file reads the keeper's state and writes only what a waiter posts:
  * want_ms, a counter slot's counter_want, the shard control's pending
