@@ -353,6 +353,9 @@ idgen_keeper_commit_durably(const char *what)
 					 errmsg("%s was not confirmed by the synchronous standbys", what),
 					 errdetail("The wait for \"synchronous_standby_names\" ended before they confirmed it (cancelled or terminated); nothing is published until a commit is confirmed.")));
 	}
+#ifdef IDGEN_TEST_HOOKS
+	pg_atomic_fetch_add_u64(&KEEPER(idgen_shared)->test_durable_commits, 1);
+#endif
 }
 
 /* ---- the worker: loading, reserving, floors ---- */
@@ -666,6 +669,19 @@ idgen_keeper_tick(void)
 	int64		half = idgen_reservation_ms / 2;
 	int64		issued = (int64) pg_atomic_read_u64(&idgen_shared->issued.ms);
 	int64		edge = Max(now, issued);
+
+#ifdef IDGEN_TEST_HOOKS
+	/* held by idgen_test_hold_keeper_ticks(): n - 1 more ticks, then none */
+	{
+		uint32		hold = pg_atomic_read_u32(&keeper->test_tick_hold);
+
+		if (hold == 1)
+			return 50;
+		if (hold > 1 &&
+			!pg_atomic_compare_exchange_u32(&keeper->test_tick_hold, &hold, hold - 1))
+			return 0;
+	}
+#endif
 
 	idgen_keeper_persist_floors();
 	idgen_keeper_restart_counters();
