@@ -196,6 +196,12 @@ typedef struct IdgenKeeper
 	uint64		writes;			/* reservations made durable */
 	char		message[256];	/* why not ready, for errors and status */
 	char		floor_message[256]; /* why shard floors cannot be kept */
+
+#ifdef IDGEN_TEST_HOOKS
+	/* for t/044: see idgen_test_hold_keeper_ticks() in shmem.c */
+	pg_atomic_uint64 test_durable_commits;	/* commits that wrote, durable */
+	pg_atomic_uint32 test_tick_hold;	/* 0: ticks run; n > 0: n - 1 more run */
+#endif
 } IdgenKeeper;
 
 typedef union IdgenKeeperPadded

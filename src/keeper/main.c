@@ -53,6 +53,12 @@
  * Shard floors and releases.  keeper/shards.c writes and reads them; this
  * loop decides when, and owns the transaction they are written in.
  *
+ * Rounds.  Each tick is one round (idgen_keeper_tick): the shard floors,
+ * the counters' restarts or reservations and the time reservation it
+ * plans are written in one transaction and made durable by one commit,
+ * then published, so that a busy server pays one WAL flush and one wait
+ * for the synchronous standbys per tick, not one per kind of write.
+ *
  * Locking.  The keeper's structure (its messages, its durable value and
  * count of writes) and the shard control are under IdgenKeeper.lock, an
  * LWLock; the few words a waiting backend reads on every turn (the state
@@ -79,6 +85,7 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -353,6 +360,9 @@ idgen_keeper_commit_durably(const char *what)
 					 errmsg("%s was not confirmed by the synchronous standbys", what),
 					 errdetail("The wait for \"synchronous_standby_names\" ended before they confirmed it (cancelled or terminated); nothing is published until a commit is confirmed.")));
 	}
+#ifdef IDGEN_TEST_HOOKS
+	pg_atomic_fetch_add_u64(&KEEPER(idgen_shared)->test_durable_commits, 1);
+#endif
 }
 
 /* ---- the worker: loading, reserving, floors ---- */
@@ -542,119 +552,188 @@ idgen_keeper_note_durable(int64 unix_ms)
 }
 
 /*
- * Make a reservation of everything below target_ms (ms since epoch)
- * durable, then publish it.
+ * One round of the keeper: what each part plans to make durable, written
+ * in one transaction and made durable by one commit (one WAL flush, one
+ * wait for the synchronous standbys), then published.  Each part keeps its
+ * own plan (shardfloors.c, counterstate.c); this says only which parts
+ * take part.  Planning publishes nothing, so an error before the publish
+ * phase leaves nothing of the round visible, and the next round plans
+ * again: the floors' request is looked at again (idgen_keeper_recover),
+ * restarts stay asked for until published, and counters and the time
+ * reservation are planned from shared memory, which the failed round did
+ * not change.
+ */
+typedef struct IdgenKeeperRound
+{
+	int			floors;			/* shard floors and releases planned */
+	int			counters;		/* counter reservations planned */
+	bool		restarts;		/* the counters planned are restarts */
+	bool		reserve;		/* the time reservation is extended */
+	int64		target_ms;		/* to there (ms since epoch) */
+} IdgenKeeperRound;
+
+/*
+ * The round's parts, named for its message and errors: "the ID
+ * reservation", or "the keeper's write of a shard floor and the ID
+ * reservation".
+ */
+static char *
+idgen_keeper_round_what(const IdgenKeeperRound *round)
+{
+	const char *parts[3];
+	int			n = 0;
+	StringInfoData buf;
+
+	if (round->floors > 0)
+		parts[n++] = "a shard floor";
+	if (round->counters > 0)
+		parts[n++] = round->restarts ? "a counter restart" : "a counter reservation";
+	if (round->reserve)
+		parts[n++] = "the ID reservation";
+	if (n == 1)
+		return pstrdup(parts[0]);
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "the keeper's write of ");
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&buf, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ",
+						 parts[i]);
+	return buf.data;
+}
+
+/*
+ * Say what the round waits for: if its commit blocks (a synchronous
+ * standby that is gone), callers that run out report this.  A round with
+ * the time reservation says so whatever the state, as its publish makes
+ * the keeper ready; one without says so only while ready, and says the
+ * reservation is durable again once published.
  */
 static void
-idgen_keeper_reserve_to(int64 target_ms)
+idgen_keeper_round_message(const IdgenKeeperRound *round)
+{
+	const char *waits = "(WAL flush, and the synchronous standbys of \"synchronous_standby_names\" if any)";
+	const char *others = round->floors > 0 && round->counters > 0 ?
+		(round->restarts ? "counter restarts and shard floors" :
+		 "counter reservations and shard floors") :
+		round->floors > 0 ? "shard floors" :
+		round->restarts ? "counter restarts" : "counter reservations";
+
+	if (round->reserve)
+		idgen_keeper_set_message(round->floors > 0 || round->counters > 0 ?
+								 psprintf("a new reservation is waiting to become durable %s, with %s",
+										  waits, others) :
+								 psprintf("a new reservation is waiting to become durable %s",
+										  waits),
+								 false);
+	else
+		idgen_keeper_set_message(psprintf("%s are waiting to become durable %s",
+										  others, waits),
+								 true);
+}
+
+/*
+ * Write everything the round planned, in one transaction, and commit it
+ * durably.  objs is set to the objects found.  A table missing (idgen 1.0)
+ * writes nothing of its part; the publish phase tells.
+ */
+static void
+idgen_keeper_round_write(const IdgenKeeperRound *round, IdgenKeeperObjects *objs)
+{
+	/* named before the transaction, whose memory the commit frees */
+	char	   *what = idgen_keeper_round_what(round);
+
+	idgen_keeper_round_message(round);
+	idgen_keeper_begin(round->reserve ? "idgen keeper: extending reservation" :
+					   "idgen keeper: recording counters and shard floors");
+	idgen_keeper_find_objects(objs);
+
+	if (round->floors > 0 && OidIsValid(objs->floors))
+		idgen_shard_floors_write(objs->floors);
+	if (round->counters > 0 && OidIsValid(objs->counters))
+		idgen_registry_write_counters(objs->counters);
+	if (round->reserve)
+	{
+		int64		recorded_epoch;
+
+		/*
+		 * An extension re-created just now (find_objects) has no epoch
+		 * record either: write it with the reservation, or a stop before
+		 * the next load leaves a reservation without its epoch, refused at
+		 * the start as incomplete.  (The epoch cannot have changed while
+		 * we run.)
+		 */
+		if (!idgen_keeper_read_sequence(objs->epoch, &recorded_epoch))
+			idgen_keeper_write_sequence(objs->epoch, idgen_epoch_unix_ms);
+		idgen_keeper_write_sequence(objs->hwm,
+									round->target_ms + idgen_epoch_unix_ms);
+	}
+	idgen_keeper_commit_durably(what);
+}
+
+/*
+ * The round is durable: publish it, each part by its own rules, then wake
+ * the callers.  Shard floors first (shardfloors.c tells their callers);
+ * then the counters, whose publish writes the data directory's floors
+ * file before the backends see the reservation (idgen_counter_floors_cover)
+ * and has etcd record them under a leased node id; then the time
+ * reservation, which etcd records first (idgen_lease_before_publish).  An
+ * error here leaves what follows it unpublished, though durable: the next
+ * round plans and writes it again.
+ */
+static void
+idgen_keeper_round_publish(const IdgenKeeperRound *round,
+						   const IdgenKeeperObjects *objs)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
-	IdgenKeeperObjects objs;
-	int64		unix_ms = target_ms + idgen_epoch_unix_ms;
-	int64		recorded_epoch;
 
-	/*
-	 * Say what we wait for: if the commit blocks (a synchronous standby that
-	 * is gone), generators that run out of reservation report this.
-	 */
-	idgen_keeper_set_message("a new reservation is waiting to become durable (WAL flush, and the synchronous standbys of \"synchronous_standby_names\" if any)",
-							 false);
+	if (round->floors > 0)
+	{
+		if (OidIsValid(objs->floors))
+			idgen_shard_floors_publish();
+		else
+			idgen_shard_floors_no_table();
+	}
+	if (round->counters > 0 && OidIsValid(objs->counters))
+	{
+		if (round->restarts)
+			idgen_registry_publish_restarts();
+		else
+			idgen_registry_publish_counters();
+	}
+	if (round->reserve)
+	{
+		int64		unix_ms = round->target_ms + idgen_epoch_unix_ms;
 
-	idgen_keeper_begin("idgen keeper: extending reservation");
-	idgen_keeper_find_objects(&objs);
-
-	/*
-	 * An extension re-created just now (find_objects) has no epoch record
-	 * either: write it with the reservation, or a stop before the next load
-	 * leaves a reservation without its epoch, refused at the start as
-	 * incomplete.  (The epoch cannot have changed while we run.)
-	 */
-	if (!idgen_keeper_read_sequence(objs.epoch, &recorded_epoch))
-		idgen_keeper_write_sequence(objs.epoch, idgen_epoch_unix_ms);
-	idgen_keeper_write_sequence(objs.hwm, unix_ms);
-	idgen_keeper_commit_durably("the ID reservation");
-
-	/* etcd records it before a generator under a leased node id can use it */
-	idgen_lease_before_publish(unix_ms);
-
-	idgen_keeper_note_durable(unix_ms);
-	pg_atomic_write_u64(&keeper->hwm_ms, (uint64) target_ms);
+		/* etcd records it before a generator under a leased node id can use it */
+		idgen_lease_before_publish(unix_ms);
+		idgen_keeper_note_durable(unix_ms);
+		pg_atomic_write_u64(&keeper->hwm_ms, (uint64) round->target_ms);
+	}
+	else
+		idgen_keeper_set_message("the reservation is durable", true);
 	ConditionVariableBroadcast(&keeper->cv);
 }
 
 /*
- * Make the shard floors and releases that instagram_id_advance() and
- * instagram_id_release() asked for durable, in one commit, then tell the
- * waiting callers (keeper/shards.c).
+ * Make a reservation of everything below target_ms (ms since epoch)
+ * durable, then publish it: a round of the time reservation alone.
  */
 static void
-idgen_keeper_persist_floors(void)
+idgen_keeper_reserve_to(int64 target_ms)
 {
+	IdgenKeeperRound round = {0};
 	IdgenKeeperObjects objs;
 
-	if (idgen_shard_floors_plan() == 0)
-		return;
-	idgen_keeper_begin("idgen keeper: recording shard floors");
-	idgen_keeper_find_objects(&objs);
-	if (!OidIsValid(objs.floors))
-	{
-		idgen_keeper_commit();
-		idgen_shard_floors_no_table();
-		return;
-	}
-	idgen_shard_floors_write(objs.floors);
-	idgen_keeper_commit_durably("a shard floor");
-	idgen_shard_floors_publish();
+	round.reserve = true;
+	round.target_ms = target_ms;
+	idgen_keeper_round_write(&round, &objs);
+	idgen_keeper_round_publish(&round, &objs);
 }
 
 /*
- * Restart the counters a committed idgen_restart_generator() asked for, in
- * one durable commit, then record them in the file and switch them on.
- */
-static void
-idgen_keeper_restart_counters(void)
-{
-	IdgenKeeperObjects objs;
-
-	if (idgen_registry_plan_restarts() == 0)
-		return;
-	idgen_keeper_begin("idgen keeper: restarting counters");
-	idgen_keeper_find_objects(&objs);
-	if (OidIsValid(objs.counters))
-		idgen_registry_write_counters(objs.counters);
-	idgen_keeper_commit_durably("a counter restart");
-	if (OidIsValid(objs.counters))
-		idgen_registry_publish_restarts();
-	ConditionVariableBroadcast(&KEEPER(idgen_shared)->cv);
-}
-
-/*
- * Extend the counter generators' reservations that run low or that a
- * caller waits for, in one durable commit, then publish them.
- */
-static void
-idgen_keeper_extend_counters(void)
-{
-	IdgenKeeperObjects objs;
-
-	if (idgen_registry_plan_counters() == 0)
-		return;
-	idgen_keeper_begin("idgen keeper: extending counter reservations");
-	idgen_keeper_find_objects(&objs);
-	if (!OidIsValid(objs.counters))
-	{
-		idgen_keeper_commit();
-		return;
-	}
-	idgen_registry_write_counters(objs.counters);
-	idgen_keeper_commit_durably("a counter reservation");
-	idgen_registry_publish_counters();
-	ConditionVariableBroadcast(&KEEPER(idgen_shared)->cv);
-}
-
-/*
- * Decide whether to extend the reservation and do it.  Returns how long to
- * sleep before looking again.
+ * Decide what to make durable, and do it in one round: the shard floors
+ * and releases instagram_id_advance() and instagram_id_release() asked
+ * for, the counters to restart or extend, and the time reservation.
+ * Returns how long to sleep before looking again.
  */
 static long
 idgen_keeper_tick(void)
@@ -666,10 +745,35 @@ idgen_keeper_tick(void)
 	int64		half = idgen_reservation_ms / 2;
 	int64		issued = (int64) pg_atomic_read_u64(&idgen_shared->issued.ms);
 	int64		edge = Max(now, issued);
+	IdgenKeeperRound round = {0};
+	IdgenKeeperObjects objs = {0};
 
-	idgen_keeper_persist_floors();
-	idgen_keeper_restart_counters();
-	idgen_keeper_extend_counters();
+#ifdef IDGEN_TEST_HOOKS
+	/* held by idgen_test_hold_keeper_ticks(): n - 1 more ticks, then none */
+	{
+		uint32		hold = pg_atomic_read_u32(&keeper->test_tick_hold);
+
+		if (hold == 1)
+			return 50;
+		if (hold > 1 &&
+			!pg_atomic_compare_exchange_u32(&keeper->test_tick_hold, &hold, hold - 1))
+			return 0;
+	}
+#endif
+
+	round.floors = idgen_shard_floors_plan();
+
+	/*
+	 * Restarts and extensions share counterstate.c's one plan, and a
+	 * restart's row is written exactly where an extension's never goes
+	 * lower: a round with restarts leaves the extensions to the next
+	 * round, which follows at once (a restarted counter has nothing
+	 * reserved beyond its new start, so its callers wait for that one).
+	 */
+	round.counters = idgen_registry_plan_restarts();
+	round.restarts = round.counters > 0;
+	if (!round.restarts)
+		round.counters = idgen_registry_plan_counters();
 
 	/*
 	 * Extend when a generator waits for it, on first start, or when IDs are
@@ -681,10 +785,18 @@ idgen_keeper_tick(void)
 	if (want >= hwm || hwm == 0 ||
 		(hwm - edge < half && issued > hwm - 2 * idgen_reservation_ms))
 	{
-		int64		target = Max(edge, want) + idgen_reservation_ms;
-
-		idgen_keeper_reserve_to(Max(target, hwm));
+		round.reserve = true;
+		round.target_ms = Max(Max(edge, want) + idgen_reservation_ms, hwm);
 	}
+
+	if (round.floors > 0 || round.counters > 0 || round.reserve)
+	{
+		idgen_keeper_round_write(&round, &objs);
+		idgen_keeper_round_publish(&round, &objs);
+	}
+	/* restarts carried out: their counters' extensions next, at once */
+	if (round.restarts && OidIsValid(objs.counters))
+		return 0;
 	return Max(half / 2, 1);
 }
 

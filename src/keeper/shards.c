@@ -54,7 +54,7 @@ static Oid	keeper_floors_relid = InvalidOid;
  * table relid, if the table is not the one they were written to: one that
  * is only in memory would be lost at the next restart, and its shard would
  * issue below its floor, or issue again after its release.  Marks them
- * pending; idgen_keeper_persist_floors() writes them.
+ * pending; the keeper's next round (idgen_keeper_tick) writes them.
  */
 static void
 idgen_keeper_recheck_floors(Oid relid)

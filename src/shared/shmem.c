@@ -194,7 +194,7 @@ idgen_refuse_in_recovery(const char *funcname)
 #ifdef IDGEN_TEST_HOOKS
 /*
  * idgen_test_hold_keeper_lock(ms), in a test build only, and declared by
- * no install script: t/039_keeper_lock.pl creates it, to hold the keeper's
+ * no install script: t/041_keeper_lock.pl creates it, to hold the keeper's
  * LWLock exclusively for ms while other sessions wait for it, and check
  * that pg_stat_activity names their wait after the tranche.  Interrupts
  * are held as long (LWLockAcquire holds them), so ms must be short; the
@@ -214,6 +214,42 @@ idgen_test_hold_keeper_lock(PG_FUNCTION_ARGS)
 	pg_usleep(ms * 1000L);
 	LWLockRelease(KEEPER(shared)->lock);
 	PG_RETURN_VOID();
+}
+
+/*
+ * idgen_test_hold_keeper_ticks(n), in a test build only, declared by
+ * t/044_keeper_one_write.pl itself: the keeper's ticks (its reservations,
+ * counters, shard floors; keeper/main.c) run n more times, then none until
+ * this is called again; n < 0 lets them all run again.  Loads go on.  So
+ * a test can have callers queue their requests, then let exactly one
+ * tick serve them, and count its durable commits with
+ * idgen_test_durable_commits().  Superuser only.
+ */
+PG_FUNCTION_INFO_V1(idgen_test_hold_keeper_ticks);
+Datum
+idgen_test_hold_keeper_ticks(PG_FUNCTION_ARGS)
+{
+	int32		n = PG_GETARG_INT32(0);
+	IdgenShared *shared = idgen_require_shared("idgen_test_hold_keeper_ticks");
+
+	idgen_require_superuser("idgen_test_hold_keeper_ticks");
+	pg_atomic_write_u32(&KEEPER(shared)->test_tick_hold,
+						n < 0 ? 0 : (uint32) n + 1);
+	PG_RETURN_VOID();
+}
+
+/*
+ * idgen_test_durable_commits(), in a test build only: how many of the
+ * keeper's commits that wrote something were made durable
+ * (idgen_keeper_commit_durably) since shared memory was made.
+ */
+PG_FUNCTION_INFO_V1(idgen_test_durable_commits);
+Datum
+idgen_test_durable_commits(PG_FUNCTION_ARGS)
+{
+	IdgenShared *shared = idgen_require_shared("idgen_test_durable_commits");
+
+	PG_RETURN_INT64((int64) pg_atomic_read_u64(&KEEPER(shared)->test_durable_commits));
 }
 #endif							/* IDGEN_TEST_HOOKS */
 
@@ -244,6 +280,10 @@ idgen_keeper_init(IdgenKeeper *keeper)
 	pg_atomic_init_u64(&keeper->hwm_ms, 0);
 	pg_atomic_init_u64(&keeper->want_ms, 0);
 	pg_atomic_init_u32(&keeper->floors_pending, 0);
+#ifdef IDGEN_TEST_HOOKS
+	pg_atomic_init_u64(&keeper->test_durable_commits, 0);
+	pg_atomic_init_u32(&keeper->test_tick_hold, 0);
+#endif
 	ConditionVariableInit(&keeper->cv);
 	keeper->lock = &(GetNamedLWLockTranche(IDGEN_LWLOCK_TRANCHE))->lock;
 	SpinLockInit(&keeper->mutex);
