@@ -939,16 +939,6 @@ extern int	idgen_max_generators;
 extern int	idgen_max_generator_shards;
 extern Size idgen_registry_shmem_size(void);
 extern void idgen_registry_shmem_init(void);
-extern void idgen_registry_set_floor(int64 floor_unix_ms);
-extern void idgen_registry_raise_node_floors(int64 floor_unix_ms);
-extern void idgen_registry_raise_node_counters(void);
-extern void idgen_registry_note_node_counters(void);
-extern void idgen_registry_load(Oid relid);
-extern void idgen_registry_load_grants(Oid relid);
-extern uint64 idgen_registry_load_requests(void);
-extern bool idgen_registry_load_requested(uint64 requests);
-extern void idgen_registry_loads_served(uint64 requests);
-extern uint64 idgen_registry_changes(void);
 
 /*
  * The keeper loads the definitions for lookups of names it has not loaded
@@ -958,16 +948,6 @@ extern uint64 idgen_registry_changes(void);
  * or changed its grants, is loaded at once.
  */
 #define IDGEN_KEEPER_LOOKUP_LOAD_MS 100
-
-/* keeper/counters.c: counter generators' durable state */
-extern void idgen_registry_load_counters(Oid relid);
-extern int	idgen_registry_plan_counters(void);
-extern void idgen_registry_write_counters(Oid relid);
-extern void idgen_registry_publish_counters(void);
-extern int	idgen_registry_plan_parking(void);
-extern void idgen_registry_floors_exact(void);
-extern int	idgen_registry_plan_restarts(void);
-extern void idgen_registry_publish_restarts(void);
 
 /* backend/counterissue.c: counter values taken ahead are durable by a statement's end */
 extern void idgen_counter_statement_end(void);

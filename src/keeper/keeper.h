@@ -3,10 +3,9 @@
  * keeper/keeper.h
  *	  What the keeper's files use of each other.
  *
- * The keeper's load of named generators into their slots
- * (keeper/load.c), as its counters' durable state (keeper/counters.c)
- * and the node id's lease (lease/) use it.  Backend code never includes
- * this header (t/000_layers.pl checks).
+ * The keeper's load of named generators into their slots and its
+ * counters' durable state, for the keeper's loop and the node id's lease.
+ * Backend code never includes this header (t/000_layers.pl checks).
  *
  * IDENTIFICATION
  *	  src/keeper/keeper.h
@@ -18,7 +17,17 @@
 
 #include "shared/slots.h"
 
-/* keeper/load.c */
+/* keeper/load.c: the load into the slots, and the floors it applies */
+extern void idgen_registry_set_floor(int64 floor_unix_ms);
+extern void idgen_registry_raise_node_floors(int64 floor_unix_ms);
+extern void idgen_registry_raise_node_counters(void);
+extern void idgen_registry_note_node_counters(void);
+extern void idgen_registry_load(Oid relid);
+extern void idgen_registry_load_grants(Oid relid);
+extern uint64 idgen_registry_load_requests(void);
+extern bool idgen_registry_load_requested(uint64 requests);
+extern void idgen_registry_loads_served(uint64 requests);
+extern uint64 idgen_registry_changes(void);
 extern void idgen_counter_refuse_untranslatable(int i, int seq_bits);
 extern void idgen_counter_refuse_forgotten(int i, const char *member,
 										   int seq_bits, int seq_shift);
@@ -28,5 +37,15 @@ extern bool idgen_registry_remembers(const char *name, const char *space,
 									 bool fixed_known, int64 fixed,
 									 uint64 form);
 extern void idgen_counter_raise_floor(int i, uint64 floor);
+
+/* keeper/counters.c: counter generators' durable state */
+extern void idgen_registry_load_counters(Oid relid);
+extern int	idgen_registry_plan_counters(void);
+extern void idgen_registry_write_counters(Oid relid);
+extern void idgen_registry_publish_counters(void);
+extern int	idgen_registry_plan_parking(void);
+extern void idgen_registry_floors_exact(void);
+extern int	idgen_registry_plan_restarts(void);
+extern void idgen_registry_publish_restarts(void);
 
 #endif							/* IDGEN_KEEPER_H */

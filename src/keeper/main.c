@@ -109,6 +109,7 @@
 
 #include "idgen.h"
 #include "shared/storage.h"
+#include "keeper/keeper.h"
 #include "keeper/shards.h"
 
 /* background worker entry point, looked up by name */

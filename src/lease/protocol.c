@@ -97,6 +97,7 @@
 #include "utils/timestamp.h"
 
 #include "idgen.h"
+#include "keeper/keeper.h"
 #include "lease/etcd.h"
 #include "lease/lease.h"
 
