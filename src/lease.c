@@ -118,6 +118,17 @@ static bool record_known = false;
  */
 static bool handover_pending = false;
 
+/*
+ * The last failure of any etcd request the protocol made, as the request
+ * noted it (etcd.h): every request here is handed this one, so it is the
+ * keeper's "last etcd error", which the lease's status and the messages
+ * that stop generation under the node id report (idgen_lease_set_error,
+ * idgen_lease_invalidate), even one made requests after it failed (the
+ * deadline passed).  In static storage: the keeper resets its memory
+ * context at every turn of its loop, and this outlives the turn.
+ */
+static IdgenEtcdResult etcd_failure = {false, "no answer"};
+
 /* keeper-local schedule, on idgen_clock_monotonic_ms()'s scale */
 static int64 next_renew_ms = 0;
 static int64 next_claim_ms = 0;
@@ -152,8 +163,8 @@ idgen_lease_publish_deadline(int64 deadline_ms)
 
 /*
  * Note an etcd failure for the generators' errors and the status; "config"
- * says that someone has to correct something (idgen_etcd_error_config for
- * a failure that idgen_etcd_error tells).
+ * says that someone has to correct something (etcd_failure.config for a
+ * failure that etcd_failure.message tells).
  */
 static void
 idgen_lease_set_error(const char *message, bool config)
@@ -261,7 +272,8 @@ idgen_lease_validate(int32 node_id, int64 lease_id)
 	 */
 	idgen_registry_note_node_counters();
 	if (!idgen_etcd_write_record(node_id, lease_id,
-								 idgen_lease_published_unix_ms() + idgen_reservation_ms))
+								 idgen_lease_published_unix_ms() + idgen_reservation_ms,
+								 &etcd_failure))
 		return false;
 	SpinLockAcquire(&lease->mutex);
 	lease->state = IDGEN_LEASE_HELD;
@@ -298,7 +310,7 @@ idgen_lease_take_record(int32 node_id, int64 lease_id, const IdgenLeaseRecord *r
 	/*
 	 * A new keeper knows only what is published, not the previous holders'
 	 * counters that an unreadable record carried: refuse rather than
-	 * overwrite them (idgen_etcd_error says why).
+	 * overwrite them (etcd_failure says why).
 	 */
 	if (!record_known && rec->unreadable)
 		return false;
@@ -313,7 +325,7 @@ idgen_lease_take_record(int32 node_id, int64 lease_id, const IdgenLeaseRecord *r
 		record_known = true;
 	}
 	idgen_lease_record_rev = rec->mod_revision;
-	return !behind || idgen_etcd_write_record(node_id, lease_id, 0);
+	return !behind || idgen_etcd_write_record(node_id, lease_id, 0, &etcd_failure);
 }
 
 /*
@@ -330,13 +342,13 @@ idgen_lease_hand_over(int32 node_id)
 	JsonbContainer *kv;
 	IdgenLeaseRecord rec;
 
-	if (!idgen_etcd_get_key("reservation", node_id, &kv))
+	if (!idgen_etcd_get_key("reservation", node_id, &kv, &etcd_failure))
 		return false;
-	(void) idgen_lease_parse_record(node_id, kv, &rec);
+	(void) idgen_lease_parse_record(node_id, kv, &rec, &etcd_failure);
 	idgen_lease_record_rev = rec.mod_revision;
 	if (!idgen_lease_reconcile(node_id, &rec, false, true))
 		return true;
-	return idgen_etcd_write_record(node_id, 0, 0);
+	return idgen_etcd_write_record(node_id, 0, 0, &etcd_failure);
 }
 
 /* Pick a node id and claim it.  Called with no lease held. */
@@ -357,10 +369,10 @@ idgen_lease_claim(void)
 	if (idgen_node_id >= 0)
 		wanted = idgen_node_id;
 
-	lease_id = idgen_etcd_grant(&sent, &ttl_s);
+	lease_id = idgen_etcd_grant(&sent, &ttl_s, &etcd_failure);
 	if (lease_id == 0)
 	{
-		idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
+		idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
 		return;
 	}
 
@@ -368,10 +380,10 @@ idgen_lease_claim(void)
 	 * With "auto", once an id was claimed in this shared memory we keep to
 	 * it: named generators have it composed into their slots.
 	 */
-	if (wanted < 0 && !idgen_etcd_held_ids(held))
+	if (wanted < 0 && !idgen_etcd_held_ids(held, &etcd_failure))
 	{
-		idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
-		idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+		idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
+		idgen_etcd_revoke(lease_id, idgen_lease_request_timeout(), &etcd_failure);
 		return;
 	}
 
@@ -388,10 +400,11 @@ idgen_lease_claim(void)
 		if (wanted < 0 && held[candidate])
 			continue;
 		tries++;
-		rc = idgen_etcd_claim(node_id, lease_id, &rec, &holder, &holder_is_self);
+		rc = idgen_etcd_claim(node_id, lease_id, &rec, &holder, &holder_is_self,
+							  &etcd_failure);
 		if (rc < 0)
 		{
-			idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
+			idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
 			break;
 		}
 		if (rc == 0)
@@ -468,7 +481,7 @@ idgen_lease_claim(void)
 		next_renew_ms = sent + ttl_s * 1000 / 3;
 		return;
 	}
-	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout(), &etcd_failure);
 }
 
 /*
@@ -482,8 +495,8 @@ idgen_lease_give_up(int64 lease_id)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
 
-	idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error, idgen_etcd_error_config);
-	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+	idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
+	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout(), &etcd_failure);
 	SpinLockAcquire(&lease->mutex);
 	lease->lease_id = 0;
 	SpinLockRelease(&lease->mutex);
@@ -562,7 +575,7 @@ idgen_lease_step(void)
 	else if (now >= next_renew_ms || (!valid && now >= fence_until))
 	{
 		int64		sent = now;
-		int64		ttl_s = idgen_etcd_keepalive(lease_id);
+		int64		ttl_s = idgen_etcd_keepalive(lease_id, &etcd_failure);
 		IdgenLeaseRecord rec;
 		int			ours = 1;
 
@@ -579,12 +592,12 @@ idgen_lease_step(void)
 		 * record that lacks nothing, makes the word valid.
 		 */
 		if (ttl_s > 0)
-			ours = idgen_etcd_check(node_id, lease_id, &rec);
+			ours = idgen_etcd_check(node_id, lease_id, &rec, &etcd_failure);
 		if (ttl_s > 0 && ours == 0)
 			idgen_lease_give_up(lease_id);
 		else if (ttl_s > 0 && ours < 0)
 		{
-			idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
+			idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
 			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
 		}
 		else if (ttl_s > 0)
@@ -597,7 +610,7 @@ idgen_lease_step(void)
 			next_renew_ms = sent + ttl_s * 1000 / 3;
 			if (!idgen_lease_take_record(node_id, lease_id, &rec))
 			{
-				idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error, idgen_etcd_error_config);
+				idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
 				next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
 			}
 
@@ -609,7 +622,7 @@ idgen_lease_step(void)
 			else if (!valid && idgen_clock_monotonic_ms() >= fence_until)
 			{
 				if (!idgen_lease_validate(node_id, lease_id))
-					idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error, idgen_etcd_error_config);
+					idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
 			}
 			else if (!valid)
 				idgen_lease_set_state(IDGEN_LEASE_FENCING, NULL, false);
@@ -629,7 +642,7 @@ idgen_lease_step(void)
 		}
 		else
 		{
-			idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
+			idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
 			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
 		}
 	}
@@ -649,8 +662,8 @@ idgen_lease_step(void)
 			idgen_lease_invalidate(IDGEN_LEASE_LOST,
 								   psprintf("could not renew the lease in etcd within \"idgen.lease_ttl\" minus %d ms: %s",
 											(int) idgen_lease_margin_ms(),
-											idgen_etcd_error),
-								   idgen_etcd_error_config);
+											etcd_failure.message),
+								   etcd_failure.config);
 			return IDGEN_LEASE_RETRY_MS;
 		}
 		return (long) Max(1, Min(deadline, next_renew_ms) - now);
@@ -680,18 +693,18 @@ idgen_lease_record_failed(const char *what)
 	 * under the node id at once, as does a refused setting.
 	 */
 	if (!idgen_lease_record_unanswered || idgen_lease_key_lost ||
-		idgen_etcd_error_config)
+		etcd_failure.config)
 	{
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record %s in etcd: %s", what,
-										idgen_etcd_error),
-							   idgen_etcd_error_config);
+										etcd_failure.message),
+							   etcd_failure.config);
 		return;
 	}
-	idgen_lease_set_error(idgen_etcd_error, false);
+	idgen_lease_set_error(etcd_failure.message, false);
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg("could not record %s in etcd: %s", what, idgen_etcd_error),
+			 errmsg("could not record %s in etcd: %s", what, etcd_failure.message),
 			 errdetail("Nothing beyond what etcd holds is published; generation goes on within what was published before.")));
 }
 
@@ -720,11 +733,11 @@ idgen_lease_record_counters(void)
 	 * again (idgen_lease_note_counter), so a later round would not record
 	 * them before publishing.
 	 */
-	if (!idgen_etcd_write_record(node_id, lease_id, 0))
+	if (!idgen_etcd_write_record(node_id, lease_id, 0, &etcd_failure))
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record a counter reservation in etcd: %s",
-										idgen_etcd_error),
-							   idgen_etcd_error_config);
+										etcd_failure.message),
+							   etcd_failure.config);
 }
 
 /*
@@ -750,7 +763,8 @@ idgen_lease_before_publish(int64 unix_ms)
 	SpinLockRelease(&lease->mutex);
 	if (unix_ms <= recorded)
 		return;
-	if (!idgen_etcd_write_record(node_id, lease_id, unix_ms + idgen_reservation_ms))
+	if (!idgen_etcd_write_record(node_id, lease_id, unix_ms + idgen_reservation_ms,
+								 &etcd_failure))
 		idgen_lease_record_failed("the reservation");
 }
 
@@ -820,8 +834,8 @@ idgen_lease_release(void)
 										idgen_lease_key("reservation", node_id), idgen_lease_record_rev + 1,
 										idgen_lease_key("reservation", node_id),
 										idgen_base64(idgen_lease_record_value(recorded))),
-							   IDGEN_LEASE_RELEASE_MS);
-	idgen_etcd_revoke(lease_id, IDGEN_LEASE_RELEASE_MS);
+							   IDGEN_LEASE_RELEASE_MS, &etcd_failure);
+	idgen_etcd_revoke(lease_id, IDGEN_LEASE_RELEASE_MS, &etcd_failure);
 }
 
 /*
