@@ -105,9 +105,15 @@
 #define IDGEN_LEASE_CLAIM_RETRY_MS 1000
 
 /*
+ * What this keeper knows of the reservation record between its writes
+ * (lease.h), handed to every write (idgen_etcd_write_record).
+ */
+static IdgenLeaseRecordState record_state = {0, false, false};
+
+/*
  * Whether this keeper process has read the record of the lease it holds:
  * its memory of what the server reserved under the node id is then
- * complete (the record's revision is idgen_lease_record_rev, leasekeys.c).
+ * complete (the record's revision is record_state.rev).
  */
 static bool record_known = false;
 
@@ -271,7 +277,7 @@ idgen_lease_validate(int32 node_id, int64 lease_id)
 	 * reservation, and what the counters that embed the node id published.
 	 */
 	idgen_registry_note_node_counters();
-	if (!idgen_etcd_write_record(node_id, lease_id,
+	if (!idgen_etcd_write_record(&record_state, node_id, lease_id,
 								 idgen_lease_published_unix_ms() + idgen_reservation_ms,
 								 &etcd_failure))
 		return false;
@@ -324,8 +330,9 @@ idgen_lease_take_record(int32 node_id, int64 lease_id, const IdgenLeaseRecord *r
 		idgen_lease_apply_floor(rec->floor_unix_ms, false);
 		record_known = true;
 	}
-	idgen_lease_record_rev = rec->mod_revision;
-	return !behind || idgen_etcd_write_record(node_id, lease_id, 0, &etcd_failure);
+	record_state.rev = rec->mod_revision;
+	return !behind ||
+		idgen_etcd_write_record(&record_state, node_id, lease_id, 0, &etcd_failure);
 }
 
 /*
@@ -345,10 +352,10 @@ idgen_lease_hand_over(int32 node_id)
 	if (!idgen_etcd_get_key("reservation", node_id, &kv, &etcd_failure))
 		return false;
 	(void) idgen_lease_parse_record(node_id, kv, &rec, &etcd_failure);
-	idgen_lease_record_rev = rec.mod_revision;
+	record_state.rev = rec.mod_revision;
 	if (!idgen_lease_reconcile(node_id, &rec, false, true))
 		return true;
-	return idgen_etcd_write_record(node_id, 0, 0, &etcd_failure);
+	return idgen_etcd_write_record(&record_state, node_id, 0, 0, &etcd_failure);
 }
 
 /* Pick a node id and claim it.  Called with no lease held. */
@@ -451,7 +458,7 @@ idgen_lease_claim(void)
 		if (idgen_node_id == IDGEN_NODE_AUTO)
 			idgen_node_id = node_id;	/* this keeper composes named slots */
 		(void) idgen_lease_reconcile(node_id, &rec, true, true);
-		idgen_lease_record_rev = rec.mod_revision;
+		record_state.rev = rec.mod_revision;
 		record_known = true;
 		idgen_lease_apply_floor(rec.floor_unix_ms, true);
 
@@ -551,9 +558,9 @@ idgen_lease_step(void)
 	 * lease is worth nothing.  Give it back and claim afresh, which reads
 	 * the record and floors again.
 	 */
-	if (idgen_lease_key_lost)
+	if (record_state.key_lost)
 	{
-		idgen_lease_key_lost = false;
+		record_state.key_lost = false;
 		if (lease_id != 0)
 		{
 			idgen_lease_give_up(lease_id);
@@ -692,7 +699,7 @@ idgen_lease_record_failed(const char *what)
 	 * is no longer ours, or kept changing the record, stops generation
 	 * under the node id at once, as does a refused setting.
 	 */
-	if (!idgen_lease_record_unanswered || idgen_lease_key_lost ||
+	if (!record_state.unanswered || record_state.key_lost ||
 		etcd_failure.config)
 	{
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
@@ -733,7 +740,7 @@ idgen_lease_record_counters(void)
 	 * again (idgen_lease_note_counter), so a later round would not record
 	 * them before publishing.
 	 */
-	if (!idgen_etcd_write_record(node_id, lease_id, 0, &etcd_failure))
+	if (!idgen_etcd_write_record(&record_state, node_id, lease_id, 0, &etcd_failure))
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record a counter reservation in etcd: %s",
 										etcd_failure.message),
@@ -763,8 +770,8 @@ idgen_lease_before_publish(int64 unix_ms)
 	SpinLockRelease(&lease->mutex);
 	if (unix_ms <= recorded)
 		return;
-	if (!idgen_etcd_write_record(node_id, lease_id, unix_ms + idgen_reservation_ms,
-								 &etcd_failure))
+	if (!idgen_etcd_write_record(&record_state, node_id, lease_id,
+								 unix_ms + idgen_reservation_ms, &etcd_failure))
 		idgen_lease_record_failed("the reservation");
 }
 
@@ -831,7 +838,7 @@ idgen_lease_release(void)
 										"{\"key\": \"%s\", \"target\": \"MOD\", \"result\": \"LESS\", \"mod_revision\": \"" INT64_FORMAT "\"}], "
 										"\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\"}}]}",
 										idgen_lease_key("node", node_id), lease_id,
-										idgen_lease_key("reservation", node_id), idgen_lease_record_rev + 1,
+										idgen_lease_key("reservation", node_id), record_state.rev + 1,
 										idgen_lease_key("reservation", node_id),
 										idgen_base64(idgen_lease_record_value(recorded))),
 							   IDGEN_LEASE_RELEASE_MS, &etcd_failure);

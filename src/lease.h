@@ -46,9 +46,21 @@ typedef struct IdgenLeaseRecord
 	uint64		writer;			/* the writing keeper process's tag */
 } IdgenLeaseRecord;
 
-extern int64 idgen_lease_record_rev;
-extern bool idgen_lease_key_lost;
-extern bool idgen_lease_record_unanswered;
+/*
+ * What the keeper knows of the reservation record between its writes.
+ * lease.c's protocol owns it and hands it to idgen_etcd_write_record,
+ * which keeps it up to date; the protocol reads what the last write found.
+ */
+typedef struct IdgenLeaseRecordState
+{
+	int64		rev;			/* the record's mod_revision as this keeper
+								 * last wrote or read it: every write is
+								 * conditional on it */
+	bool		key_lost;		/* a write found that our lease no longer
+								 * holds the node key */
+	bool		unanswered;		/* the last write failed for want of an
+								 * answer */
+} IdgenLeaseRecordState;
 
 /* leasekeys.c: keys, the holder's value, the record */
 extern void idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed);
@@ -66,7 +78,8 @@ extern void idgen_etcd_revoke(int64 lease_id, int64 timeout_ms,
 							  IdgenEtcdResult *res);
 extern bool idgen_etcd_get_key(const char *kind, int32 node_id,
 							   JsonbContainer **kv, IdgenEtcdResult *res);
-extern bool idgen_etcd_write_record(int32 node_id, int64 lease_id,
+extern bool idgen_etcd_write_record(IdgenLeaseRecordState *record,
+									int32 node_id, int64 lease_id,
 									int64 unix_ms, IdgenEtcdResult *res);
 extern bool idgen_etcd_held_ids(bool *held, IdgenEtcdResult *res);
 extern int	idgen_etcd_claim(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec,

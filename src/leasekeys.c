@@ -43,17 +43,6 @@
 #define IDGEN_UNIX_MS_SANE_MAX INT64CONST(253402300800000)
 
 /*
- * The record's mod_revision as this keeper last wrote or read it: every
- * write is conditional on it (idgen_etcd_write_record).
- */
-int64		idgen_lease_record_rev = 0;
-
-/* our lease no longer holds the node key */
-bool		idgen_lease_key_lost = false;
-/* the last idgen_etcd_write_record() failed for want of an answer */
-bool		idgen_lease_record_unanswered = false;
-
-/*
  * This keeper process's tag in the records it writes, drawn at its first
  * write from the time (in microseconds) and its process id: a record that
  * carries it, with this server's system identifier and the lease it holds
@@ -663,19 +652,20 @@ idgen_etcd_txn_succeeded(JsonbContainer *answer)
 /*
  * Write what this server has reserved under node_id, its time raised to at
  * least unix_ms, into the reservation key; only if the key is as this
- * keeper last wrote or read it (its mod_revision is idgen_lease_record_rev), and, with
+ * keeper last wrote or read it (its mod_revision is record->rev), and, with
  * a lease, only while that lease holds the node key.  A key changed behind
  * the keeper's back (etcd restored from a snapshot, a previous holder
  * handing over, a hand edit) is read, reconciled (idgen_lease_reconcile
  * says what it lacked and takes in what it has beyond), and written again.
  * So the record only ever grows, whoever writes it.
  *
- * Returns false with res set, and idgen_lease_key_lost if the lease no longer
- * holds the node key.
+ * record->rev follows each revision written or read.  Returns false with
+ * res set, record->unanswered if etcd did not answer, and record->key_lost
+ * if the lease no longer holds the node key.
  */
 bool
-idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms,
-						IdgenEtcdResult *res)
+idgen_etcd_write_record(IdgenLeaseRecordState *record, int32 node_id,
+						int64 lease_id, int64 unix_ms, IdgenEtcdResult *res)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
 	char	   *node_key = idgen_lease_key("node", node_id);
@@ -699,7 +689,7 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms,
 			appendStringInfo(&txn, "{\"key\": \"%s\", \"target\": \"LEASE\", \"lease\": \"" INT64_FORMAT "\"}, ",
 							 node_key, lease_id);
 		appendStringInfo(&txn, "{\"key\": \"%s\", \"target\": \"MOD\", \"mod_revision\": \"" INT64_FORMAT "\"}], ",
-						 key, idgen_lease_record_rev);
+						 key, record->rev);
 		appendStringInfo(&txn, "\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\"}}], ",
 						 key, idgen_base64(idgen_lease_record_value_of(recorded, lease_id)));
 		appendStringInfoString(&txn, "\"failure\": [");
@@ -709,7 +699,7 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms,
 
 		answer = idgen_etcd_call("/v3/kv/txn", txn.data, idgen_lease_request_timeout(),
 								 res);
-		idgen_lease_record_unanswered = (answer == NULL);
+		record->unanswered = (answer == NULL);
 		if (answer == NULL)
 			return false;
 		if (idgen_etcd_txn_succeeded(answer))
@@ -717,7 +707,7 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms,
 			/* the put's revision is the transaction's */
 			(void) idgen_json_int64(idgen_json_container(answer, "header"),
 									"revision", &revision);
-			idgen_lease_record_rev = revision;
+			record->rev = revision;
 			SpinLockAcquire(&lease->mutex);
 			lease->recorded_unix_ms = Max(lease->recorded_unix_ms, recorded);
 			SpinLockRelease(&lease->mutex);
@@ -733,7 +723,7 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms,
 			{
 				IDGEN_ETCD_FAIL(res, "the node key of node id %d is no longer held by this server's lease",
 								node_id);
-				idgen_lease_key_lost = true;
+				record->key_lost = true;
 				return false;
 			}
 		}
@@ -741,7 +731,7 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms,
 										idgen_etcd_txn_kv(answer, lease_id != 0 ? 1 : 0),
 										&rec, res);
 		(void) idgen_lease_reconcile(node_id, &rec, lease_id != 0, false);
-		idgen_lease_record_rev = rec.mod_revision;
+		record->rev = rec.mod_revision;
 	}
 	IDGEN_ETCD_FAIL(res, "the reservation key of node id %d kept changing while this server wrote it",
 					node_id);
