@@ -829,6 +829,7 @@ extern void idgen_lease_release(void);
 extern void idgen_lease_on_keeper_exit(void);
 extern void idgen_lease_record_counters(void);
 extern bool idgen_lease_claim_blocked(void);
+extern bool idgen_lease_awaiting_claim(void);
 
 /*
  * Before a generator that embeds the node id takes a position: without

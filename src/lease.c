@@ -242,6 +242,42 @@ idgen_lease_claim_blocked(void)
 	return blocked;
 }
 
+/*
+ * With "idgen.node_id" = 'auto' under leases: whether this server has not
+ * claimed a node id yet in this shared memory.  The keeper loads named
+ * generators only once it has (they have the node id composed into their
+ * slots, idgen_current_node_id()).
+ */
+bool
+idgen_lease_awaiting_claim(void)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	int32		node_id;
+
+	if (!idgen_leases_on || pg_strcasecmp(idgen_node_id_string, "auto") != 0)
+		return false;
+	SpinLockAcquire(&lease->mutex);
+	node_id = lease->node_id;
+	SpinLockRelease(&lease->mutex);
+	return node_id < 0;
+}
+
+/*
+ * The keeper's loop still waits for the first claim with 'auto' by reading
+ * "idgen.node_id"'s variable (idgen_node_id == IDGEN_NODE_AUTO), so the
+ * claimed id is copied there, in this keeper process, once claimed: the
+ * only write of that variable outside the GUC machinery.  Nothing else
+ * reads what is written here (named slots are composed with
+ * idgen_current_node_id(), from shared memory); it goes once that wait
+ * asks idgen_lease_awaiting_claim() instead.
+ */
+static void
+idgen_lease_end_claim_wait(int32 node_id)
+{
+	if (idgen_node_id == IDGEN_NODE_AUTO && node_id >= 0)
+		idgen_node_id = node_id;
+}
+
 /* The published reservation in Unix ms (0 if none yet). */
 static int64
 idgen_lease_published_unix_ms(void)
@@ -455,8 +491,7 @@ idgen_lease_claim(void)
 		lease->since = since;
 		SpinLockRelease(&lease->mutex);
 		idgen_lease_publish_deadline(sent + ttl_s * 1000 - idgen_lease_margin_ms());
-		if (idgen_node_id == IDGEN_NODE_AUTO)
-			idgen_node_id = node_id;	/* this keeper composes named slots */
+		idgen_lease_end_claim_wait(node_id);
 		(void) idgen_lease_reconcile(node_id, &rec, true, true);
 		record_state.rev = rec.mod_revision;
 		record_known = true;
@@ -548,10 +583,9 @@ idgen_lease_step(void)
 	/*
 	 * With "auto", the id claimed first in this shared memory is ours for
 	 * its life; a keeper started after that one composes named slots with
-	 * it too.
+	 * it too, without waiting.
 	 */
-	if (idgen_node_id == IDGEN_NODE_AUTO && node_id >= 0)
-		idgen_node_id = node_id;
+	idgen_lease_end_claim_wait(node_id);
 
 	/*
 	 * The node key went while our lease lives (deleted by hand, say): the
