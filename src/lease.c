@@ -3,76 +3,21 @@
  * lease.c
  *	  Node-id leases in etcd: two live servers never embed the same node id.
  *
- * With idgen.lease_endpoints set, the keeper (keeper.c calls in here from
- * its loop) grants an etcd lease and claims the key <prefix>node/<id> with
- * it, in one transaction that succeeds only if the key is absent.  While
- * the claim stands, the word in shared memory (IdgenShared.lease_word)
- * holds IDGEN_LEASE_VALID and the node id; every generator that embeds the
- * node id reads it once per call, after it has taken its position.
- *
- * Safety.  Three rules together keep two servers from issuing the same ID
- * under one node id:
- *
- * 1. Generation under the id stops before the lease can expire.  A renewal
- *	  sent at local monotonic time t and answered with TTL s keeps the
- *	  lease at etcd until at least t + s (etcd counts from when it
- *	  handles the request, which is later).  The keeper clears the word at
- *	  t + s - margin (margin = a quarter of the TTL, at least 500 ms), so
- *	  etcd's clock may run up to a third faster than ours before a lease
- *	  could expire while we still issue.  Each request's timeout ends by that
- *	  deadline.
- *
- * 2. The next holder starts above the last one.  The key
- *	  <prefix>reservation/<id> (no lease: it outlives its writer) records
- *	  how far the holder's durable reservation may reach; the keeper writes
- *	  it, guarded by "our lease still holds the node key", before it
- *	  publishes a reservation beyond it, and publishes nothing beyond it
- *	  while the word is valid.  A server that claims the id floors every
- *	  generator embedding it above that value before it sets the word.
- *	  This holds even if rule 1 fails (the keeper stalls in a synchronous
- *	  replication wait, or is descheduled past its deadline): an old holder
- *	  cannot issue beyond what it recorded.
- *
- *	  The record must then never go back, and etcd restored from a
- *	  snapshot does go back.  So every write is conditional on the record's
- *	  mod_revision being the one this keeper last wrote or read: a record
- *	  changed behind its back is read, compared and merged first
- *	  (idgen_etcd_write_record), so whoever writes, it only grows.  Each
- *	  renewal reads the record back with the check of the node key and
- *	  writes it again, before anything more is published, if it lacks
- *	  anything this server reserved (a restored snapshot that our lease
- *	  outlived); a holder that finds its lease or key gone writes what it
- *	  reserved into the record before it claims again
- *	  (idgen_lease_hand_over).  Each case is logged as a WARNING naming the
- *	  key, what it held and what it should hold.
- *
- * 3. A new claim waits out any holder etcd forgot.  A restored etcd may
- *	  have lost a live holder's lease and node key: the id looks free, while
- *	  that holder issues under it until its next renewal finds the lease
- *	  gone, at the latest until its deadline, less than a TTL after its last
- *	  renewal, which came before our claim.  So a claim sets the word only a
- *	  TTL after its answer (the longest of ours, etcd's grant and the one
- *	  the record names), and reads the record again then: the forgotten
- *	  holder has stopped, and has handed over what it reserved (rule 2).
- *	  Every claim waits, since nothing in etcd can tell a forgotten holder
- *	  from none: a record that says "released cleanly" may itself come from
- *	  a snapshot older than the holder's claim.  A keeper that takes over
- *	  a live lease from the keeper before it, or renews its own, does not
- *	  wait: the lease proves that nobody else claimed the id since.
- *
- * Nothing here is trusted that etcd does not confirm; nothing home-made
- * goes on the wire: libcurl speaks HTTP to etcd's v3 JSON gateway and
- * PostgreSQL's own jsonb parser reads the answers (etcd.c, which also
- * holds TLS and authentication).  What each request sends and how each
- * answer is read is in leasekeys.c.  All of it runs in the keeper, outside
- * transactions; an etcd failure is recorded, never thrown.
- *
- * Locking.  The word (IdgenShared.lease_word) and the deadline
- * (lease_deadline.ms) are atomics that only this file writes, after
- * shared memory's initialisation; the generators read them without a
- * lock.  The lease's bookkeeping (IdgenLease: state, holder, deadline,
- * what etcd records) is under IdgenLease.mutex, held for a few
- * instructions; src/README lists every lock.
+ * The keeper's side of node-id leases, as a protocol (it runs in the
+ * keeper alone, from its loop, outside transactions): claim a node id in
+ * etcd under a lease, wait out the claim's fence, renew the lease and
+ * check the node key, record in etcd how far this server's reservation may
+ * reach before it is published, hand that over when the lease is lost,
+ * and give the id back on a clean stop.  Its invariants: only this file
+ * writes the lease word and the deadline; the word is valid only while the
+ * claim stands and only before the deadline, never before the generators
+ * that embed the node id are floored above what etcd records, and nothing
+ * is published beyond what etcd records while it is valid; an etcd failure
+ * is noted (etcd_failure, IdgenLease.error), not thrown, but for a
+ * reservation etcd did not answer for (idgen_lease_record_failed).  Why
+ * this is safe (its three rules) and its locking are in src/README, "Node
+ * identity and leases"; what each request sends and how each answer is
+ * read is in leasekeys.c.
  *
  * IDENTIFICATION
  *	  src/lease.c

@@ -7,8 +7,9 @@
  *	  writes that lease.c's protocol is made of, and the floors a record
  *	  read from etcd sets.
  *
- * lease.c says why the protocol is safe (its three rules) and runs it;
- * this file holds what each request sends and how each answer is read.
+ * lease.c runs the protocol (src/README, "Node identity and leases", says
+ * why it is safe: its three rules); this file holds what each request
+ * sends and how each answer is read.
  * Nothing in an answer is believed that does not read as what it must be:
  * a record naming a reservation past the year 10000, a TTL beyond
  * idgen.lease_ttl's range or a malformed counter is unreadable, and a TTL
