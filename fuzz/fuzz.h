@@ -6,8 +6,8 @@
  * The targets call idgen's own base-layer code, compiled from src/ into
  * each target, outside any server: stubs.c stands in for the few backend
  * functions it calls.  The parsers return their problem rather than raise
- * it (an IdgenProblem, a check hook's complaint, NULL with
- * idgen_etcd_error), and the targets check what they return.  Where code
+ * it (an IdgenProblem, a check hook's complaint, NULL with an
+ * IdgenEtcdResult saying why), and the targets check what they return.  Where code
  * raises an ERROR for bad input by design (the codecs, the clock's
  * arithmetic, the raising wrappers of the parsers), the target calls it
  * under FUZZ_TRY: the stub longjmps back to it, as the server would, and

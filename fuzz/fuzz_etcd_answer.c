@@ -35,8 +35,8 @@
  * Checked, for any input:
  *
  *	- nothing crashes, and nothing raises an ERROR: a text that is not
- *	  JSON is NULL from idgen_etcd_parse, with idgen_etcd_error saying
- *	  so, and jsonb's input function is given only texts it takes; a text
+ *	  JSON is NULL from idgen_etcd_parse, with the result it was given
+ *	  saying so, and jsonb's input function is given only texts it takes; a text
  *	  refused by the JSON parser (rather than by idgen's limits on
  *	  nesting, numbers, length and escapes) is one jsonb refuses too;
  *	- every field of every object reads back as what it is: present, a
@@ -75,7 +75,7 @@
 
 /* the lease's transport: this input's answer */
 static JsonbContainer *fuzz_etcd_call(const char *path, const char *request,
-									  int64 timeout_ms);
+									  int64 timeout_ms, IdgenEtcdResult *res);
 
 #define idgen_etcd_call fuzz_etcd_call
 #include "../src/lease/protocol.c"
@@ -249,9 +249,10 @@ static const char *fuzz_text;	/* this input, as etcd's answer */
 static int	fuzz_calls;
 
 static JsonbContainer *
-fuzz_etcd_call(const char *path, const char *request, int64 timeout_ms)
+fuzz_etcd_call(const char *path, const char *request, int64 timeout_ms,
+			   IdgenEtcdResult *res)
 {
-	Jsonb	   *answer = idgen_etcd_parse(fuzz_text, path);
+	Jsonb	   *answer = idgen_etcd_parse(fuzz_text, path, res);
 	char	   *message;
 
 	fuzz_calls++;
@@ -260,7 +261,7 @@ fuzz_etcd_call(const char *path, const char *request, int64 timeout_ms)
 	message = idgen_etcd_message(&answer->root);
 	if (message != NULL)
 	{
-		IDGEN_ETCD_ERROR("%s: HTTP status 200: %s", path, message);
+		IDGEN_ETCD_FAIL(res, "%s: HTTP status 200: %s", path, message);
 		return NULL;
 	}
 	return &answer->root;
@@ -494,8 +495,9 @@ fuzz_check_record(const char *what, JsonbContainer *kv, bool readable,
 	}
 	if (kv != NULL && idgen_json_string(kv, "value") != NULL)
 	{
+		IdgenEtcdResult res = {0};
 		Jsonb	   *json = idgen_etcd_parse(idgen_unbase64(idgen_json_string(kv, "value")),
-											"value");
+											"value", &res);
 		int64		reserved = -1;
 
 		FUZZ_CHECK(json != NULL && fuzz_field_int64(&json->root, "reserved_unix_ms", &reserved) &&
@@ -557,9 +559,10 @@ fuzz_lease(JsonbContainer *answer)
 	bool		holder_is_self = false;
 	int			n;
 	int			result;
+	IdgenEtcdResult res = {0};
 
 	/* a grant: {"ID": "...", "TTL": "..."} */
-	id = idgen_etcd_grant(&sent, &ttl);
+	id = idgen_etcd_grant(&sent, &ttl, &res);
 	if (id != 0)
 	{
 		/*
@@ -578,7 +581,7 @@ fuzz_lease(JsonbContainer *answer)
 				   expected <= 0, "a lease in the answer was not granted");
 
 	/* a keepalive: {"result": {"ID": ..., "TTL": ...}} */
-	ttl = idgen_etcd_keepalive(1);
+	ttl = idgen_etcd_keepalive(1, &res);
 	if (answer == NULL || idgen_json_container(answer, "result") == NULL)
 		FUZZ_CHECK(ttl == -1, "keepalive without a result gives " INT64_FORMAT, ttl);
 	else
@@ -591,7 +594,7 @@ fuzz_lease(JsonbContainer *answer)
 
 	/* the node keys held: a range of keys */
 	memset(held, 0x7f, sizeof(held));
-	FUZZ_CHECK(idgen_etcd_held_ids(held) == (answer != NULL), "held ids, answer or not");
+	FUZZ_CHECK(idgen_etcd_held_ids(held, &res) == (answer != NULL), "held ids, answer or not");
 	if (answer != NULL)
 	{
 		JsonbContainer *kvs = idgen_json_container(answer, "kvs");
@@ -612,13 +615,13 @@ fuzz_lease(JsonbContainer *answer)
 	}
 
 	/* a reservation record, read alone and in transactions */
-	FUZZ_CHECK(idgen_etcd_get_key("reservation", 7, &kv) == (answer != NULL),
+	FUZZ_CHECK(idgen_etcd_get_key("reservation", 7, &kv, &res) == (answer != NULL),
 			   "a key read, answer or not");
-	fuzz_check_record("range", kv, idgen_lease_parse_record(7, kv, &rec), &rec);
+	fuzz_check_record("range", kv, idgen_lease_parse_record(7, kv, &rec, &res), &rec);
 	kv = idgen_etcd_txn_kv(answer, 1);
-	fuzz_check_record("txn", kv, idgen_lease_parse_record(7, kv, &rec), &rec);
+	fuzz_check_record("txn", kv, idgen_lease_parse_record(7, kv, &rec, &res), &rec);
 
-	result = idgen_etcd_claim(7, 1, &rec, &holder, &holder_is_self);
+	result = idgen_etcd_claim(7, 1, &rec, &holder, &holder_is_self, &res);
 	if (answer == NULL)
 		FUZZ_CHECK(result == -1, "a claim without an answer gives %d", result);
 	else if (idgen_etcd_txn_succeeded(answer))
@@ -627,7 +630,7 @@ fuzz_lease(JsonbContainer *answer)
 	else
 		FUZZ_CHECK(result == 0 && holder != NULL, "a claim that failed gives %d", result);
 
-	n = idgen_etcd_check(7, 1, &rec);
+	n = idgen_etcd_check(7, 1, &rec, &res);
 	FUZZ_CHECK(n == (answer == NULL ? -1 : idgen_etcd_txn_succeeded(answer) ? 1 : 0),
 			   "a check gives %d", n);
 }
@@ -643,14 +646,16 @@ fuzz_value(const char *text)
 {
 	char	   *kv_text = psprintf("{\"key\": \"%s\", \"mod_revision\": \"41\", \"value\": \"%s\"}",
 								   idgen_base64("/idgen/reservation/7"), idgen_base64(text));
-	Jsonb	   *kv = idgen_etcd_parse(kv_text, "value");
+	IdgenEtcdResult res = {0};
+	Jsonb	   *kv = idgen_etcd_parse(kv_text, "value", &res);
 	IdgenLeaseRecord rec;
 	bool		holder_is_self;
 
 	FUZZ_CHECK(kv != NULL, "a key-value made of the input is not JSON: %s", kv_text);
-	fuzz_check_record("value", &kv->root, idgen_lease_parse_record(7, &kv->root, &rec), &rec);
+	fuzz_check_record("value", &kv->root,
+					  idgen_lease_parse_record(7, &kv->root, &rec, &res), &rec);
 	FUZZ_CHECK(idgen_lease_describe_holder(idgen_json_string(&kv->root, "value"),
-										   &holder_is_self) != NULL,
+										   &holder_is_self, &res) != NULL,
 			   "no description of a holder");
 }
 
@@ -664,6 +669,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	JsonbContainer *root = NULL;
 	char	   *message;
 	JsonbValue	v;
+	IdgenEtcdResult res = {0};
 
 	if (size > IDGEN_FUZZ_MAX_ANSWER)
 		return -1;
@@ -674,14 +680,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_calls = 0;
 
 	/* not JSON: NULL and a reason, never an ERROR */
-	strcpy(idgen_etcd_error, "");
-	answer = idgen_etcd_parse(text, "fuzz");
+	answer = idgen_etcd_parse(text, "fuzz", &res);
 	if (answer == NULL)
 	{
-		const char *reason = idgen_etcd_error + 30;
+		const char *reason = res.message + 30;
 
-		FUZZ_CHECK(strncmp(idgen_etcd_error, "fuzz: the answer is not JSON: ", 30) == 0,
-				   "a refused answer noted as \"%s\"", idgen_etcd_error);
+		FUZZ_CHECK(strncmp(res.message, "fuzz: the answer is not JSON: ", 30) == 0,
+				   "a refused answer noted as \"%s\"", res.message);
 		/*
 		 * the parser's refusal, not one of idgen's limits: jsonb's too,
 		 * or an error jsonb_in meets first on its way there (a number

@@ -198,7 +198,7 @@ typedef struct IdgenKeeper
 	char		floor_message[256]; /* why shard floors cannot be kept */
 
 #ifdef IDGEN_TEST_HOOKS
-	/* for t/044: see idgen_test_hold_keeper_ticks() in shmem.c */
+	/* for t/044: see idgen_test_hold_keeper_ticks() in shared/shmem.c */
 	pg_atomic_uint64 test_durable_commits;	/* commits that wrote, durable */
 	pg_atomic_uint32 test_tick_hold;	/* 0: ticks run; n > 0: n - 1 more run */
 #endif
@@ -837,6 +837,7 @@ extern void idgen_lease_release(void);
 extern void idgen_lease_on_keeper_exit(void);
 extern void idgen_lease_record_counters(void);
 extern bool idgen_lease_claim_blocked(void);
+extern bool idgen_lease_awaiting_claim(void);
 
 /*
  * Before a generator that embeds the node id takes a position: without

@@ -320,6 +320,7 @@ idgen_registry_install(const IdgenRegistryRow *row, int retire)
 	bool		fits;
 	const char *refusal = NULL;
 	IdgenLayout layout;
+	int32		node_id;
 
 	if (i >= (uint32) idgen_max_generators)
 	{
@@ -336,12 +337,18 @@ idgen_registry_install(const IdgenRegistryRow *row, int retire)
 	memset(slot, 0, sizeof(*slot));
 	strlcpy(slot->name, name, sizeof(slot->name));
 	slot->spec = spec;
-	slot->node_value = idgen_spec_node_value(&spec, idgen_node_id, &fits);
+
+	/*
+	 * The node id composed in: the setting's, or with 'auto' the one this
+	 * server claimed (the keeper loads nothing before it has one).
+	 */
+	node_id = idgen_current_node_id();
+	slot->node_value = idgen_spec_node_value(&spec, node_id, &fits);
 	slot->shard_base = -1;
 	if (spec.node_bits > 0 && !fits)
-		refusal = idgen_node_id < 0 ? "\"idgen.node_id\" is not set" :
+		refusal = node_id < 0 ? "\"idgen.node_id\" is not set" :
 			psprintf("\"idgen.node_id\" (%d) does not fit its %d node bits",
-					 idgen_node_id, spec.node_bits);
+					 node_id, spec.node_bits);
 	else if (!dropped)
 	{
 		/*

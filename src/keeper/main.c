@@ -1179,7 +1179,7 @@ idgen_keeper_main(Datum main_arg)
 			 * composed into their slots when they are loaded: not before
 			 * this server has claimed one.
 			 */
-			if (idgen_node_id == IDGEN_NODE_AUTO && idgen_leases_on)
+			if (idgen_lease_awaiting_claim())
 			{
 				idgen_keeper_note_claim_wait(true);
 				(void) WaitLatch(MyLatch,

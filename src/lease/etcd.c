@@ -6,14 +6,15 @@
  *
  * The lease's requests (lease/record.c) come here as JSON text for a
  * path of etcd's v3 JSON gateway (/v3/kv/txn, /v3/lease/grant, ...) and
- * get back the parsed answer, or NULL with idgen_etcd_error saying why.
+ * get back the parsed answer, or NULL with the caller's IdgenEtcdResult
+ * saying why.
  * Requests go to the endpoints of idgen.lease_endpoints in turn, starting
  * with the one that answered last.  Keys and values travel in base64, as
  * the gateway wants them; the helpers for both, and for reading jsonb
  * answers without throwing, are here too.
  *
  * Only the keeper calls in here, outside transactions: nothing throws on
- * etcd's account (a failure is recorded in idgen_etcd_error), and the
+ * etcd's account (a failure is noted in the caller's result), and the
  * connection, the endpoint list and the token are the keeper process's
  * own, in TopMemoryContext or static storage.  No shared memory is used
  * and no lock is taken.
@@ -71,15 +72,6 @@
  */
 #define IDGEN_ETCD_AUTH_TIMEOUT_MS 1000
 
-/*
- * The last request's failure, for the shared state.  A static buffer: the
- * keeper resets its memory context at every turn of its loop, and this
- * outlives the turn.  Extern: the lease protocol reports it, and notes its
- * own failures in it (IDGEN_ETCD_ERROR, lease/etcd.h).
- */
-char		idgen_etcd_error[IDGEN_ETCD_ERROR_SIZE] = "no answer";
-bool		idgen_etcd_error_config = false;
-
 #ifndef IDGEN_WITHOUT_LIBCURL
 
 /* the keeper's connection to etcd; NULL until first used */
@@ -109,10 +101,13 @@ static char *auth_settings = NULL;
 #define IDGEN_GRPC_RESOURCE_EXHAUSTED 8
 #define IDGEN_GRPC_UNAVAILABLE 14
 
-static void idgen_etcd_config_error(int sqlstate, const char *fmt,...) pg_attribute_printf(2, 3);
-static void idgen_etcd_maybe_config_error(int sqlstate, const char *fmt,...) pg_attribute_printf(2, 3);
-static void idgen_etcd_warn_error_va(bool config, int sqlstate, const char *fmt,
-									 va_list args) pg_attribute_printf(3, 0);
+static void idgen_etcd_config_error(IdgenEtcdResult *res, int sqlstate,
+									const char *fmt,...) pg_attribute_printf(3, 4);
+static void idgen_etcd_maybe_config_error(IdgenEtcdResult *res, int sqlstate,
+										  const char *fmt,...) pg_attribute_printf(3, 4);
+static void idgen_etcd_warn_error_va(IdgenEtcdResult *res, bool config,
+									 int sqlstate, const char *fmt,
+									 va_list args) pg_attribute_printf(4, 0);
 
 static size_t
 idgen_etcd_collect(char *ptr, size_t size, size_t nmemb, void *userdata)
@@ -256,20 +251,20 @@ idgen_json_refusal(const char *text)
 }
 
 /*
- * Parse with jsonb's input function; NULL, and the reason noted in
- * idgen_etcd_error, for a text that is not JSON or that jsonb would refuse.
+ * Parse with jsonb's input function; NULL, and the reason noted in res,
+ * for a text that is not JSON or that jsonb would refuse.
  * The text is checked first (idgen_json_refusal), so that jsonb_in raises
  * nothing: the keeper reads answers outside any transaction, where an
  * ERROR caught without a subtransaction would leave unknown state behind.
  */
 Jsonb *
-idgen_etcd_parse(const char *text, const char *url)
+idgen_etcd_parse(const char *text, const char *url, IdgenEtcdResult *res)
 {
 	const char *problem = idgen_json_refusal(text);
 
 	if (problem != NULL)
 	{
-		IDGEN_ETCD_ERROR("%s: the answer is not JSON: %s", url, problem);
+		IDGEN_ETCD_FAIL(res, "%s: the answer is not JSON: %s", url, problem);
 		return NULL;
 	}
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
@@ -391,34 +386,35 @@ idgen_unbase64(const char *data)
 #ifndef IDGEN_WITHOUT_LIBCURL
 
 /*
- * Set the error of the last request and log it as a WARNING, once per kind
+ * Note the request's error in res and log it as a WARNING, once per kind
  * of error (its format) until a request succeeds again, not at every retry.
  * "config" says whether it is one of configuration, which only the server's
- * administrator can correct (idgen_etcd_error_config); otherwise it is
+ * administrator can correct (res->config); otherwise it is
  * logged all the same, since it likely names a setting, but generators go
  * on saying that a retry may succeed.  Never given a secret.
  */
 static void
-idgen_etcd_warn_error_va(bool config, int sqlstate, const char *fmt, va_list args)
+idgen_etcd_warn_error_va(IdgenEtcdResult *res, bool config, int sqlstate,
+						 const char *fmt, va_list args)
 {
-	vsnprintf(idgen_etcd_error, sizeof(idgen_etcd_error), fmt, args);
-	idgen_etcd_error_config = config;
+	vsnprintf(res->message, sizeof(res->message), fmt, args);
+	res->config = config;
 	if (config_error_logged == fmt)
 		return;
 	config_error_logged = fmt;
 	ereport(WARNING,
 			(errcode(sqlstate),
-			 errmsg("idgen keeper: %s", idgen_etcd_error)));
+			 errmsg("idgen keeper: %s", res->message)));
 }
 
-/* A configuration error: like IDGEN_ETCD_ERROR, but someone must fix it. */
+/* A configuration error: like IDGEN_ETCD_FAIL, but someone must fix it. */
 static void
-idgen_etcd_config_error(int sqlstate, const char *fmt,...)
+idgen_etcd_config_error(IdgenEtcdResult *res, int sqlstate, const char *fmt,...)
 {
 	va_list		args;
 
 	va_start(args, fmt);
-	idgen_etcd_warn_error_va(true, sqlstate, fmt, args);
+	idgen_etcd_warn_error_va(res, true, sqlstate, fmt, args);
 	va_end(args);
 }
 
@@ -428,12 +424,13 @@ idgen_etcd_config_error(int sqlstate, const char *fmt,...)
  * configuration error.
  */
 static void
-idgen_etcd_maybe_config_error(int sqlstate, const char *fmt,...)
+idgen_etcd_maybe_config_error(IdgenEtcdResult *res, int sqlstate,
+							  const char *fmt,...)
 {
 	va_list		args;
 
 	va_start(args, fmt);
-	idgen_etcd_warn_error_va(false, sqlstate, fmt, args);
+	idgen_etcd_warn_error_va(res, false, sqlstate, fmt, args);
 	va_end(args);
 }
 
@@ -443,23 +440,23 @@ idgen_etcd_maybe_config_error(int sqlstate, const char *fmt,...)
  * status and the log name what to correct.
  */
 static void
-idgen_etcd_transport_error(const char *url, CURLcode rc)
+idgen_etcd_transport_error(const char *url, CURLcode rc, IdgenEtcdResult *res)
 {
 	const char *why = curl_errbuf[0] ? curl_errbuf : curl_easy_strerror(rc);
 
 	switch (rc)
 	{
 		case CURLE_PEER_FAILED_VERIFICATION:
-			idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
+			idgen_etcd_config_error(res, ERRCODE_CONFIG_FILE_ERROR,
 									"%s: etcd's certificate does not verify with \"idgen.lease_ca_file\": %s",
 									url, why);
 			return;
 		case CURLE_SSL_CACERT_BADFILE:
-			idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
+			idgen_etcd_config_error(res, ERRCODE_CONFIG_FILE_ERROR,
 									"could not use \"idgen.lease_ca_file\": %s", why);
 			return;
 		case CURLE_SSL_CERTPROBLEM:
-			idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
+			idgen_etcd_config_error(res, ERRCODE_CONFIG_FILE_ERROR,
 									"could not use \"idgen.lease_cert_file\" and \"idgen.lease_key_file\": %s",
 									why);
 			return;
@@ -480,7 +477,7 @@ idgen_etcd_transport_error(const char *url, CURLcode rc)
 			 */
 			if (pg_strncasecmp(url, "https://", 8) == 0)
 			{
-				idgen_etcd_maybe_config_error(ERRCODE_CONFIG_FILE_ERROR,
+				idgen_etcd_maybe_config_error(res, ERRCODE_CONFIG_FILE_ERROR,
 											  "%s: etcd closed the TLS connection; check that etcd trusts \"idgen.lease_cert_file\": %s",
 											  url, why);
 				return;
@@ -489,7 +486,7 @@ idgen_etcd_transport_error(const char *url, CURLcode rc)
 		default:
 			break;
 	}
-	IDGEN_ETCD_ERROR("%s: %s", url, why);
+	IDGEN_ETCD_FAIL(res, "%s: %s", url, why);
 }
 
 /* Forget etcd's token: the next request authenticates again. */
@@ -511,10 +508,10 @@ idgen_etcd_forget_token(void)
  * Read the password from idgen.lease_password_file into buf: its first
  * line.  The file must be the server's user's and not readable by group or
  * others (0640 is allowed when root owns it), the rule the server applies
- * to ssl_key_file.  False, with idgen_etcd_error naming the setting, if not.
+ * to ssl_key_file.  False, with res naming the setting, if not.
  */
 static bool
-idgen_lease_read_password(char *buf, size_t size)
+idgen_lease_read_password(char *buf, size_t size, IdgenEtcdResult *res)
 {
 	const char *path = idgen_lease_password_file;
 	struct stat st;
@@ -524,14 +521,14 @@ idgen_lease_read_password(char *buf, size_t size)
 
 	if (path[0] == '\0')
 	{
-		idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
+		idgen_etcd_config_error(res, ERRCODE_CONFIG_FILE_ERROR,
 								"\"idgen.lease_user\" is set but \"idgen.lease_password_file\" is empty");
 		return false;
 	}
 	fd = open(path, O_RDONLY | PG_BINARY, 0);
 	if (fd < 0 || fstat(fd, &st) < 0)
 	{
-		idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
+		idgen_etcd_config_error(res, ERRCODE_CONFIG_FILE_ERROR,
 								"could not read \"idgen.lease_password_file\" \"%s\": %m", path);
 		if (fd >= 0)
 			close(fd);
@@ -543,7 +540,7 @@ idgen_lease_read_password(char *buf, size_t size)
 		(st.st_uid != geteuid() && st.st_uid != 0))
 	{
 		close(fd);
-		idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
+		idgen_etcd_config_error(res, ERRCODE_CONFIG_FILE_ERROR,
 								"\"idgen.lease_password_file\" \"%s\" must be a file of the database user with permissions u=rw (0600) or less, or of root with u=rw,g=r (0640) or less",
 								path);
 		return false;
@@ -554,7 +551,7 @@ idgen_lease_read_password(char *buf, size_t size)
 	if (n < 0)
 	{
 		errno = save_errno;
-		idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
+		idgen_etcd_config_error(res, ERRCODE_CONFIG_FILE_ERROR,
 								"could not read \"idgen.lease_password_file\" \"%s\": %m", path);
 		return false;
 	}
@@ -565,11 +562,11 @@ idgen_lease_read_password(char *buf, size_t size)
 
 /*
  * One POST to url, with etcd's token if we have one.  The answer's text is
- * appended to body; false, with idgen_etcd_error set, if no HTTP answer came.
+ * appended to body; false, with res set, if no HTTP answer came.
  */
 static bool
 idgen_etcd_post(const char *url, const char *request, long timeout_ms,
-				StringInfo body, long *status)
+				StringInfo body, long *status, IdgenEtcdResult *res)
 {
 	struct curl_slist *headers = NULL;
 	CURLcode	rc;
@@ -625,7 +622,7 @@ idgen_etcd_post(const char *url, const char *request, long timeout_ms,
 	curl_slist_free_all(headers);
 	if (rc != CURLE_OK)
 	{
-		idgen_etcd_transport_error(url, rc);
+		idgen_etcd_transport_error(url, rc, res);
 		return false;
 	}
 	return true;
@@ -640,21 +637,22 @@ idgen_etcd_post(const char *url, const char *request, long timeout_ms,
  * answer may be JSON.
  */
 static bool
-idgen_etcd_plain_refusal(const char *url, long status, StringInfo body)
+idgen_etcd_plain_refusal(const char *url, long status, StringInfo body,
+						 IdgenEtcdResult *res)
 {
 	if (status == 200 || (body->len > 0 && body->data[0] == '{'))
 		return false;
 	body->data[strcspn(body->data, "\r\n")] = '\0';
 	if (strstr(body->data, "CommonName") != NULL)
-		idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
+		idgen_etcd_config_error(res, ERRCODE_CONFIG_FILE_ERROR,
 								"%s: etcd's JSON gateway refuses a client certificate with a Common Name; \"idgen.lease_cert_file\" needs one without: %s",
 								url, body->data);
 	else if (status >= 400 && status < 500 && status != 408 && status != 429)
-		idgen_etcd_config_error(ERRCODE_CONFIG_FILE_ERROR,
+		idgen_etcd_config_error(res, ERRCODE_CONFIG_FILE_ERROR,
 								"%s: HTTP status %ld: %.100s; check that \"idgen.lease_endpoints\" names etcd's client URLs, with https:// where etcd serves TLS",
 								url, status, body->data);
 	else
-		IDGEN_ETCD_ERROR("%s: HTTP status %ld: %.100s", url, status, body->data);
+		IDGEN_ETCD_FAIL(res, "%s: HTTP status %ld: %.100s", url, status, body->data);
 	return true;
 }
 
@@ -667,7 +665,7 @@ idgen_etcd_plain_refusal(const char *url, long status, StringInfo body)
  * authentication off: no token is needed).
  */
 static bool
-idgen_etcd_authenticate(const char *base, long timeout_ms)
+idgen_etcd_authenticate(const char *base, long timeout_ms, IdgenEtcdResult *res)
 {
 	char		password[1024];
 	char	   *url = psprintf("%s/v3/auth/authenticate", base);
@@ -680,7 +678,7 @@ idgen_etcd_authenticate(const char *base, long timeout_ms)
 	int64		grpc_code = 0;
 	bool		sent;
 
-	if (!idgen_lease_read_password(password, sizeof(password)))
+	if (!idgen_lease_read_password(password, sizeof(password), res))
 		return false;
 	initStringInfo(&request);
 	appendStringInfoString(&request, "{\"name\": ");
@@ -691,13 +689,13 @@ idgen_etcd_authenticate(const char *base, long timeout_ms)
 	explicit_bzero(password, sizeof(password));
 
 	initStringInfo(&body);
-	sent = idgen_etcd_post(url, request.data, timeout_ms, &body, &status);
+	sent = idgen_etcd_post(url, request.data, timeout_ms, &body, &status, res);
 	explicit_bzero(request.data, request.maxlen);
 	pfree(request.data);
-	if (!sent || idgen_etcd_plain_refusal(url, status, &body))
+	if (!sent || idgen_etcd_plain_refusal(url, status, &body, res))
 		return false;
 
-	answer = idgen_etcd_parse(body.data, url);
+	answer = idgen_etcd_parse(body.data, url, res);
 	if (answer == NULL)
 		return false;
 	message = idgen_etcd_message(&answer->root);
@@ -718,17 +716,17 @@ idgen_etcd_authenticate(const char *base, long timeout_ms)
 	}
 	(void) idgen_json_int64(&answer->root, "code", &grpc_code);
 	if (message != NULL && strstr(message, "invalid user ID or password") != NULL)
-		idgen_etcd_config_error(ERRCODE_INVALID_PASSWORD,
+		idgen_etcd_config_error(res, ERRCODE_INVALID_PASSWORD,
 								"%s: etcd refused \"idgen.lease_user\" \"%s\" with the password in \"idgen.lease_password_file\": %s",
 								base, idgen_lease_user, message);
 	else if (status >= 500 || grpc_code == IDGEN_GRPC_DEADLINE_EXCEEDED ||
 			 grpc_code == IDGEN_GRPC_RESOURCE_EXHAUSTED ||
 			 grpc_code == IDGEN_GRPC_UNAVAILABLE)
-		IDGEN_ETCD_ERROR("%s: etcd could not authenticate \"idgen.lease_user\" \"%s\" now: HTTP status %ld: %s",
-						 base, idgen_lease_user, status,
-						 message ? message : "no message");
+		IDGEN_ETCD_FAIL(res, "%s: etcd could not authenticate \"idgen.lease_user\" \"%s\" now: HTTP status %ld: %s",
+						base, idgen_lease_user, status,
+						message ? message : "no message");
 	else
-		idgen_etcd_config_error(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
+		idgen_etcd_config_error(res, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
 								"%s: could not authenticate to etcd as \"idgen.lease_user\" \"%s\": HTTP status %ld: %s",
 								base, idgen_lease_user, status,
 								message ? message : "no message");
@@ -738,7 +736,7 @@ idgen_etcd_authenticate(const char *base, long timeout_ms)
 /*
  * POST a request to etcd's JSON gateway, trying each endpoint once,
  * starting with the one that answered last, within timeout_ms in all.
- * Returns the parsed answer, or NULL with idgen_etcd_error set.
+ * Returns the parsed answer, or NULL with res set.
  *
  * With idgen.lease_user set, a token is obtained first and sent with every
  * request.  As etcd's own client does, a request refused because the
@@ -747,7 +745,8 @@ idgen_etcd_authenticate(const char *base, long timeout_ms)
  * again and is sent once more: etcd refused it before applying anything.
  */
 JsonbContainer *
-idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
+idgen_etcd_call(const char *path, const char *request, int64 timeout_ms,
+				IdgenEtcdResult *res)
 {
 	int			n = list_length(endpoints);
 	long		per_try = (long) Max(50, timeout_ms / Max(n, 1));
@@ -773,7 +772,8 @@ idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 
 			if (idgen_lease_user[0] != '\0' && auth_token == NULL)
 			{
-				if (!idgen_etcd_authenticate(base, Max(per_try, IDGEN_ETCD_AUTH_TIMEOUT_MS)))
+				if (!idgen_etcd_authenticate(base, Max(per_try, IDGEN_ETCD_AUTH_TIMEOUT_MS),
+											 res))
 					break;
 				auth_settings = MemoryContextStrdup(TopMemoryContext, settings);
 			}
@@ -781,12 +781,12 @@ idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 				idgen_etcd_forget_token();
 
 			initStringInfo(&body);
-			if (!idgen_etcd_post(url, request, per_try, &body, &status))
+			if (!idgen_etcd_post(url, request, per_try, &body, &status, res))
 				break;
 
-			if (idgen_etcd_plain_refusal(url, status, &body))
+			if (idgen_etcd_plain_refusal(url, status, &body, res))
 				break;
-			answer = idgen_etcd_parse(body.data, url);
+			answer = idgen_etcd_parse(body.data, url, res);
 			if (answer == NULL)
 				break;
 			message = idgen_etcd_message(&answer->root);
@@ -805,16 +805,16 @@ idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
 				continue;
 			}
 			if (message != NULL && strstr(message, "user name is empty") != NULL)
-				idgen_etcd_config_error(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
+				idgen_etcd_config_error(res, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
 										"%s: etcd requires authentication: set \"idgen.lease_user\" and \"idgen.lease_password_file\": %s",
 										url, message);
 			else if (message != NULL && strstr(message, "permission denied") != NULL)
-				idgen_etcd_config_error(ERRCODE_INSUFFICIENT_PRIVILEGE,
+				idgen_etcd_config_error(res, ERRCODE_INSUFFICIENT_PRIVILEGE,
 										"%s: etcd denied \"idgen.lease_user\" \"%s\" (it needs a role with readwrite on \"idgen.lease_prefix\"): %s",
 										url, idgen_lease_user, message);
 			else
-				IDGEN_ETCD_ERROR("%s: HTTP status %ld: %s", url, status,
-								 message ? message : "no message");
+				IDGEN_ETCD_FAIL(res, "%s: HTTP status %ld: %s", url, status,
+								message ? message : "no message");
 			break;
 		}
 	}
@@ -848,19 +848,20 @@ idgen_lease_connect(void)
 /*
  * Built without libcurl: no lease can be configured (the check of
  * idgen.lease_endpoints refuses one), so the keeper never gets here; if it
- * did, it would find etcd unreachable and issue nothing under a lease.
+ * did, it would find etcd unreachable and issue nothing under a lease (and
+ * the keeper's error for a connection it cannot set up says why).
  */
 bool
 idgen_lease_connect(void)
 {
-	IDGEN_ETCD_ERROR("idgen was built without libcurl");
 	return false;
 }
 
 JsonbContainer *
-idgen_etcd_call(const char *path, const char *request, int64 timeout_ms)
+idgen_etcd_call(const char *path, const char *request, int64 timeout_ms,
+				IdgenEtcdResult *res)
 {
-	IDGEN_ETCD_ERROR("idgen was built without libcurl");
+	IDGEN_ETCD_FAIL(res, "idgen was built without libcurl");
 	return NULL;
 }
 

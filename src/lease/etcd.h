@@ -4,8 +4,8 @@
  *	  The etcd transport (lease/etcd.c), for the lease (lease/protocol.c, lease/record.c) only.
  *
  * Everything here runs in the keeper alone and throws nothing on etcd's
- * account: a request that fails returns NULL or false and leaves its
- * reason in idgen_etcd_error.
+ * account: a request that fails returns NULL or false and notes its reason
+ * in the IdgenEtcdResult its caller passed.
  *
  * IDENTIFICATION
  *	  src/lease/etcd.h
@@ -18,26 +18,36 @@
 #include "utils/jsonb.h"
 
 /*
- * The last request's failure, in words for the lease's status and the log,
- * and whether it is one of configuration (a setting, a certificate, a
+ * A request's failure, in words for the lease's status and the log, and
+ * whether it is one of configuration (a setting, a certificate, a
  * password, a record in etcd to correct) rather than one that passes (etcd
- * not reached, or not answering in time).
+ * not reached, or not answering in time).  The caller owns it and passes
+ * it by pointer; a request fills it when it, or a reading inside it, fails
+ * (IDGEN_ETCD_FAIL), and leaves it alone otherwise.  So a caller that
+ * passes the same one to every request keeps the last failure of all,
+ * which the lease reports (lease/protocol.c keeps one for the keeper's protocol).
  */
 #define IDGEN_ETCD_ERROR_SIZE 256
-extern char idgen_etcd_error[IDGEN_ETCD_ERROR_SIZE];
-extern bool idgen_etcd_error_config;
 
-#define IDGEN_ETCD_ERROR(...) \
-	(idgen_etcd_error_config = false, \
-	 snprintf(idgen_etcd_error, sizeof(idgen_etcd_error), __VA_ARGS__))
+typedef struct IdgenEtcdResult
+{
+	bool		config;			/* someone has to correct something */
+	char		message[IDGEN_ETCD_ERROR_SIZE];
+} IdgenEtcdResult;
+
+/* Note a failure that passes by itself in res, as printf. */
+#define IDGEN_ETCD_FAIL(res, ...) \
+	((res)->config = false, \
+	 snprintf((res)->message, sizeof((res)->message), __VA_ARGS__))
 
 /* the connection (once per keeper) and one request to etcd's JSON gateway */
 extern bool idgen_lease_connect(void);
 extern JsonbContainer *idgen_etcd_call(const char *path, const char *request,
-									   int64 timeout_ms);
+									   int64 timeout_ms, IdgenEtcdResult *res);
 
 /* reading etcd's answers and our own values in them, without throwing */
-extern Jsonb *idgen_etcd_parse(const char *text, const char *url);
+extern Jsonb *idgen_etcd_parse(const char *text, const char *url,
+							   IdgenEtcdResult *res);
 extern bool idgen_json_get(JsonbContainer *c, const char *key, JsonbValue *v);
 extern JsonbContainer *idgen_json_container(JsonbContainer *c, const char *key);
 extern JsonbContainer *idgen_json_element(JsonbContainer *array, uint32 i);

@@ -3,76 +3,21 @@
  * lease/protocol.c
  *	  Node-id leases in etcd: two live servers never embed the same node id.
  *
- * With idgen.lease_endpoints set, the keeper (keeper/main.c calls in here from
- * its loop) grants an etcd lease and claims the key <prefix>node/<id> with
- * it, in one transaction that succeeds only if the key is absent.  While
- * the claim stands, the word in shared memory (IdgenShared.lease_word)
- * holds IDGEN_LEASE_VALID and the node id; every generator that embeds the
- * node id reads it once per call, after it has taken its position.
- *
- * Safety.  Three rules together keep two servers from issuing the same ID
- * under one node id:
- *
- * 1. Generation under the id stops before the lease can expire.  A renewal
- *	  sent at local monotonic time t and answered with TTL s keeps the
- *	  lease at etcd until at least t + s (etcd counts from when it
- *	  handles the request, which is later).  The keeper clears the word at
- *	  t + s - margin (margin = a quarter of the TTL, at least 500 ms), so
- *	  etcd's clock may run up to a third faster than ours before a lease
- *	  could expire while we still issue.  Each request's timeout ends by that
- *	  deadline.
- *
- * 2. The next holder starts above the last one.  The key
- *	  <prefix>reservation/<id> (no lease: it outlives its writer) records
- *	  how far the holder's durable reservation may reach; the keeper writes
- *	  it, guarded by "our lease still holds the node key", before it
- *	  publishes a reservation beyond it, and publishes nothing beyond it
- *	  while the word is valid.  A server that claims the id floors every
- *	  generator embedding it above that value before it sets the word.
- *	  This holds even if rule 1 fails (the keeper stalls in a synchronous
- *	  replication wait, or is descheduled past its deadline): an old holder
- *	  cannot issue beyond what it recorded.
- *
- *	  The record must then never go back, and etcd restored from a
- *	  snapshot does go back.  So every write is conditional on the record's
- *	  mod_revision being the one this keeper last wrote or read: a record
- *	  changed behind its back is read, compared and merged first
- *	  (idgen_etcd_write_record), so whoever writes, it only grows.  Each
- *	  renewal reads the record back with the check of the node key and
- *	  writes it again, before anything more is published, if it lacks
- *	  anything this server reserved (a restored snapshot that our lease
- *	  outlived); a holder that finds its lease or key gone writes what it
- *	  reserved into the record before it claims again
- *	  (idgen_lease_hand_over).  Each case is logged as a WARNING naming the
- *	  key, what it held and what it should hold.
- *
- * 3. A new claim waits out any holder etcd forgot.  A restored etcd may
- *	  have lost a live holder's lease and node key: the id looks free, while
- *	  that holder issues under it until its next renewal finds the lease
- *	  gone, at the latest until its deadline, less than a TTL after its last
- *	  renewal, which came before our claim.  So a claim sets the word only a
- *	  TTL after its answer (the longest of ours, etcd's grant and the one
- *	  the record names), and reads the record again then: the forgotten
- *	  holder has stopped, and has handed over what it reserved (rule 2).
- *	  Every claim waits, since nothing in etcd can tell a forgotten holder
- *	  from none: a record that says "released cleanly" may itself come from
- *	  a snapshot older than the holder's claim.  A keeper that takes over
- *	  a live lease from the keeper before it, or renews its own, does not
- *	  wait: the lease proves that nobody else claimed the id since.
- *
- * Nothing here is trusted that etcd does not confirm; nothing home-made
- * goes on the wire: libcurl speaks HTTP to etcd's v3 JSON gateway and
- * PostgreSQL's own jsonb parser reads the answers (lease/etcd.c, which also
- * holds TLS and authentication).  What each request sends and how each
- * answer is read is in lease/record.c.  All of it runs in the keeper, outside
- * transactions; an etcd failure is recorded, never thrown.
- *
- * Locking.  The word (IdgenShared.lease_word) and the deadline
- * (lease_deadline.ms) are atomics that only this file writes, after
- * shared memory's initialisation; the generators read them without a
- * lock.  The lease's bookkeeping (IdgenLease: state, holder, deadline,
- * what etcd records) is under IdgenLease.mutex, held for a few
- * instructions; src/README lists every lock.
+ * The keeper's side of node-id leases, as a protocol (it runs in the
+ * keeper alone, from its loop, outside transactions): claim a node id in
+ * etcd under a lease, wait out the claim's fence, renew the lease and
+ * check the node key, record in etcd how far this server's reservation may
+ * reach before it is published, hand that over when the lease is lost,
+ * and give the id back on a clean stop.  Its invariants: only this file
+ * writes the lease word and the deadline; the word is valid only while the
+ * claim stands and only before the deadline, never before the generators
+ * that embed the node id are floored above what etcd records, and nothing
+ * is published beyond what etcd records while it is valid; an etcd failure
+ * is noted (etcd_failure, IdgenLease.error), not thrown, but for a
+ * reservation etcd did not answer for (idgen_lease_record_failed).  Why
+ * this is safe (its three rules) and its locking are in src/README, "Node
+ * identity and leases"; what each request sends and how each answer is
+ * read is in lease/record.c.
  *
  * IDENTIFICATION
  *	  src/lease/protocol.c
@@ -106,9 +51,15 @@
 #define IDGEN_LEASE_CLAIM_RETRY_MS 1000
 
 /*
+ * What this keeper knows of the reservation record between its writes
+ * (lease/lease.h), handed to every write (idgen_etcd_write_record).
+ */
+static IdgenLeaseRecordState record_state = {0, false, false};
+
+/*
  * Whether this keeper process has read the record of the lease it holds:
  * its memory of what the server reserved under the node id is then
- * complete (the record's revision is idgen_lease_record_rev, lease/record.c).
+ * complete (the record's revision is record_state.rev).
  */
 static bool record_known = false;
 
@@ -118,6 +69,17 @@ static bool record_known = false;
  * (idgen_lease_hand_over).
  */
 static bool handover_pending = false;
+
+/*
+ * The last failure of any etcd request the protocol made, as the request
+ * noted it (lease/etcd.h): every request here is handed this one, so it is the
+ * keeper's "last etcd error", which the lease's status and the messages
+ * that stop generation under the node id report (idgen_lease_set_error,
+ * idgen_lease_invalidate), even one made requests after it failed (the
+ * deadline passed).  In static storage: the keeper resets its memory
+ * context at every turn of its loop, and this outlives the turn.
+ */
+static IdgenEtcdResult etcd_failure = {false, "no answer"};
 
 /* keeper-local schedule, on idgen_clock_monotonic_ms()'s scale */
 static int64 next_renew_ms = 0;
@@ -153,8 +115,8 @@ idgen_lease_publish_deadline(int64 deadline_ms)
 
 /*
  * Note an etcd failure for the generators' errors and the status; "config"
- * says that someone has to correct something (idgen_etcd_error_config for
- * a failure that idgen_etcd_error tells).
+ * says that someone has to correct something (etcd_failure.config for a
+ * failure that etcd_failure.message tells).
  */
 static void
 idgen_lease_set_error(const char *message, bool config)
@@ -226,6 +188,26 @@ idgen_lease_claim_blocked(void)
 	return blocked;
 }
 
+/*
+ * With "idgen.node_id" = 'auto' under leases: whether this server has not
+ * claimed a node id yet in this shared memory.  The keeper loads named
+ * generators only once it has (they have the node id composed into their
+ * slots, idgen_current_node_id()).
+ */
+bool
+idgen_lease_awaiting_claim(void)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	int32		node_id;
+
+	if (!idgen_leases_on || pg_strcasecmp(idgen_node_id_string, "auto") != 0)
+		return false;
+	SpinLockAcquire(&lease->mutex);
+	node_id = lease->node_id;
+	SpinLockRelease(&lease->mutex);
+	return node_id < 0;
+}
+
 /* The published reservation in Unix ms (0 if none yet). */
 static int64
 idgen_lease_published_unix_ms(void)
@@ -261,8 +243,9 @@ idgen_lease_validate(int32 node_id, int64 lease_id)
 	 * reservation, and what the counters that embed the node id published.
 	 */
 	idgen_registry_note_node_counters();
-	if (!idgen_etcd_write_record(node_id, lease_id,
-								 idgen_lease_published_unix_ms() + idgen_reservation_ms))
+	if (!idgen_etcd_write_record(&record_state, node_id, lease_id,
+								 idgen_lease_published_unix_ms() + idgen_reservation_ms,
+								 &etcd_failure))
 		return false;
 	SpinLockAcquire(&lease->mutex);
 	lease->state = IDGEN_LEASE_HELD;
@@ -299,7 +282,7 @@ idgen_lease_take_record(int32 node_id, int64 lease_id, const IdgenLeaseRecord *r
 	/*
 	 * A new keeper knows only what is published, not the previous holders'
 	 * counters that an unreadable record carried: refuse rather than
-	 * overwrite them (idgen_etcd_error says why).
+	 * overwrite them (etcd_failure says why).
 	 */
 	if (!record_known && rec->unreadable)
 		return false;
@@ -313,8 +296,9 @@ idgen_lease_take_record(int32 node_id, int64 lease_id, const IdgenLeaseRecord *r
 		idgen_lease_apply_floor(rec->floor_unix_ms, false);
 		record_known = true;
 	}
-	idgen_lease_record_rev = rec->mod_revision;
-	return !behind || idgen_etcd_write_record(node_id, lease_id, 0);
+	record_state.rev = rec->mod_revision;
+	return !behind ||
+		idgen_etcd_write_record(&record_state, node_id, lease_id, 0, &etcd_failure);
 }
 
 /*
@@ -331,13 +315,13 @@ idgen_lease_hand_over(int32 node_id)
 	JsonbContainer *kv;
 	IdgenLeaseRecord rec;
 
-	if (!idgen_etcd_get_key("reservation", node_id, &kv))
+	if (!idgen_etcd_get_key("reservation", node_id, &kv, &etcd_failure))
 		return false;
-	(void) idgen_lease_parse_record(node_id, kv, &rec);
-	idgen_lease_record_rev = rec.mod_revision;
+	(void) idgen_lease_parse_record(node_id, kv, &rec, &etcd_failure);
+	record_state.rev = rec.mod_revision;
 	if (!idgen_lease_reconcile(node_id, &rec, false, true))
 		return true;
-	return idgen_etcd_write_record(node_id, 0, 0);
+	return idgen_etcd_write_record(&record_state, node_id, 0, 0, &etcd_failure);
 }
 
 /* Pick a node id and claim it.  Called with no lease held. */
@@ -358,10 +342,10 @@ idgen_lease_claim(void)
 	if (idgen_node_id >= 0)
 		wanted = idgen_node_id;
 
-	lease_id = idgen_etcd_grant(&sent, &ttl_s);
+	lease_id = idgen_etcd_grant(&sent, &ttl_s, &etcd_failure);
 	if (lease_id == 0)
 	{
-		idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
+		idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
 		return;
 	}
 
@@ -369,10 +353,10 @@ idgen_lease_claim(void)
 	 * With "auto", once an id was claimed in this shared memory we keep to
 	 * it: named generators have it composed into their slots.
 	 */
-	if (wanted < 0 && !idgen_etcd_held_ids(held))
+	if (wanted < 0 && !idgen_etcd_held_ids(held, &etcd_failure))
 	{
-		idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
-		idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+		idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
+		idgen_etcd_revoke(lease_id, idgen_lease_request_timeout(), &etcd_failure);
 		return;
 	}
 
@@ -389,10 +373,11 @@ idgen_lease_claim(void)
 		if (wanted < 0 && held[candidate])
 			continue;
 		tries++;
-		rc = idgen_etcd_claim(node_id, lease_id, &rec, &holder, &holder_is_self);
+		rc = idgen_etcd_claim(node_id, lease_id, &rec, &holder, &holder_is_self,
+							  &etcd_failure);
 		if (rc < 0)
 		{
-			idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
+			idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
 			break;
 		}
 		if (rc == 0)
@@ -436,10 +421,8 @@ idgen_lease_claim(void)
 		lease->since = since;
 		SpinLockRelease(&lease->mutex);
 		idgen_lease_publish_deadline(sent + ttl_s * 1000 - idgen_lease_margin_ms());
-		if (idgen_node_id == IDGEN_NODE_AUTO)
-			idgen_node_id = node_id;	/* this keeper composes named slots */
 		(void) idgen_lease_reconcile(node_id, &rec, true, true);
-		idgen_lease_record_rev = rec.mod_revision;
+		record_state.rev = rec.mod_revision;
 		record_known = true;
 		idgen_lease_apply_floor(rec.floor_unix_ms, true);
 
@@ -469,7 +452,7 @@ idgen_lease_claim(void)
 		next_renew_ms = sent + ttl_s * 1000 / 3;
 		return;
 	}
-	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout(), &etcd_failure);
 }
 
 /*
@@ -483,8 +466,8 @@ idgen_lease_give_up(int64 lease_id)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
 
-	idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error, idgen_etcd_error_config);
-	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout());
+	idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
+	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout(), &etcd_failure);
 	SpinLockAcquire(&lease->mutex);
 	lease->lease_id = 0;
 	SpinLockRelease(&lease->mutex);
@@ -527,21 +510,13 @@ idgen_lease_step(void)
 	now = idgen_clock_monotonic_ms();
 
 	/*
-	 * With "auto", the id claimed first in this shared memory is ours for
-	 * its life; a keeper started after that one composes named slots with
-	 * it too.
-	 */
-	if (idgen_node_id == IDGEN_NODE_AUTO && node_id >= 0)
-		idgen_node_id = node_id;
-
-	/*
 	 * The node key went while our lease lives (deleted by hand, say): the
 	 * lease is worth nothing.  Give it back and claim afresh, which reads
 	 * the record and floors again.
 	 */
-	if (idgen_lease_key_lost)
+	if (record_state.key_lost)
 	{
-		idgen_lease_key_lost = false;
+		record_state.key_lost = false;
 		if (lease_id != 0)
 		{
 			idgen_lease_give_up(lease_id);
@@ -563,7 +538,7 @@ idgen_lease_step(void)
 	else if (now >= next_renew_ms || (!valid && now >= fence_until))
 	{
 		int64		sent = now;
-		int64		ttl_s = idgen_etcd_keepalive(lease_id);
+		int64		ttl_s = idgen_etcd_keepalive(lease_id, &etcd_failure);
 		IdgenLeaseRecord rec;
 		int			ours = 1;
 
@@ -580,12 +555,12 @@ idgen_lease_step(void)
 		 * record that lacks nothing, makes the word valid.
 		 */
 		if (ttl_s > 0)
-			ours = idgen_etcd_check(node_id, lease_id, &rec);
+			ours = idgen_etcd_check(node_id, lease_id, &rec, &etcd_failure);
 		if (ttl_s > 0 && ours == 0)
 			idgen_lease_give_up(lease_id);
 		else if (ttl_s > 0 && ours < 0)
 		{
-			idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
+			idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
 			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
 		}
 		else if (ttl_s > 0)
@@ -598,7 +573,7 @@ idgen_lease_step(void)
 			next_renew_ms = sent + ttl_s * 1000 / 3;
 			if (!idgen_lease_take_record(node_id, lease_id, &rec))
 			{
-				idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error, idgen_etcd_error_config);
+				idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
 				next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
 			}
 
@@ -610,7 +585,7 @@ idgen_lease_step(void)
 			else if (!valid && idgen_clock_monotonic_ms() >= fence_until)
 			{
 				if (!idgen_lease_validate(node_id, lease_id))
-					idgen_lease_invalidate(IDGEN_LEASE_LOST, idgen_etcd_error, idgen_etcd_error_config);
+					idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
 			}
 			else if (!valid)
 				idgen_lease_set_state(IDGEN_LEASE_FENCING, NULL, false);
@@ -630,7 +605,7 @@ idgen_lease_step(void)
 		}
 		else
 		{
-			idgen_lease_set_error(idgen_etcd_error, idgen_etcd_error_config);
+			idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
 			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
 		}
 	}
@@ -650,8 +625,8 @@ idgen_lease_step(void)
 			idgen_lease_invalidate(IDGEN_LEASE_LOST,
 								   psprintf("could not renew the lease in etcd within \"idgen.lease_ttl\" minus %d ms: %s",
 											(int) idgen_lease_margin_ms(),
-											idgen_etcd_error),
-								   idgen_etcd_error_config);
+											etcd_failure.message),
+								   etcd_failure.config);
 			return IDGEN_LEASE_RETRY_MS;
 		}
 		return (long) Max(1, Min(deadline, next_renew_ms) - now);
@@ -680,19 +655,19 @@ idgen_lease_record_failed(const char *what)
 	 * is no longer ours, or kept changing the record, stops generation
 	 * under the node id at once, as does a refused setting.
 	 */
-	if (!idgen_lease_record_unanswered || idgen_lease_key_lost ||
-		idgen_etcd_error_config)
+	if (!record_state.unanswered || record_state.key_lost ||
+		etcd_failure.config)
 	{
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record %s in etcd: %s", what,
-										idgen_etcd_error),
-							   idgen_etcd_error_config);
+										etcd_failure.message),
+							   etcd_failure.config);
 		return;
 	}
-	idgen_lease_set_error(idgen_etcd_error, false);
+	idgen_lease_set_error(etcd_failure.message, false);
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg("could not record %s in etcd: %s", what, idgen_etcd_error),
+			 errmsg("could not record %s in etcd: %s", what, etcd_failure.message),
 			 errdetail("Nothing beyond what etcd holds is published; generation goes on within what was published before.")));
 }
 
@@ -721,11 +696,11 @@ idgen_lease_record_counters(void)
 	 * again (idgen_lease_note_counter), so a later round would not record
 	 * them before publishing.
 	 */
-	if (!idgen_etcd_write_record(node_id, lease_id, 0))
+	if (!idgen_etcd_write_record(&record_state, node_id, lease_id, 0, &etcd_failure))
 		idgen_lease_invalidate(IDGEN_LEASE_LOST,
 							   psprintf("could not record a counter reservation in etcd: %s",
-										idgen_etcd_error),
-							   idgen_etcd_error_config);
+										etcd_failure.message),
+							   etcd_failure.config);
 }
 
 /*
@@ -751,7 +726,8 @@ idgen_lease_before_publish(int64 unix_ms)
 	SpinLockRelease(&lease->mutex);
 	if (unix_ms <= recorded)
 		return;
-	if (!idgen_etcd_write_record(node_id, lease_id, unix_ms + idgen_reservation_ms))
+	if (!idgen_etcd_write_record(&record_state, node_id, lease_id,
+								 unix_ms + idgen_reservation_ms, &etcd_failure))
 		idgen_lease_record_failed("the reservation");
 }
 
@@ -818,11 +794,11 @@ idgen_lease_release(void)
 										"{\"key\": \"%s\", \"target\": \"MOD\", \"result\": \"LESS\", \"mod_revision\": \"" INT64_FORMAT "\"}], "
 										"\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\"}}]}",
 										idgen_lease_key("node", node_id), lease_id,
-										idgen_lease_key("reservation", node_id), idgen_lease_record_rev + 1,
+										idgen_lease_key("reservation", node_id), record_state.rev + 1,
 										idgen_lease_key("reservation", node_id),
 										idgen_base64(idgen_lease_record_value(recorded))),
-							   IDGEN_LEASE_RELEASE_MS);
-	idgen_etcd_revoke(lease_id, IDGEN_LEASE_RELEASE_MS);
+							   IDGEN_LEASE_RELEASE_MS, &etcd_failure);
+	idgen_etcd_revoke(lease_id, IDGEN_LEASE_RELEASE_MS, &etcd_failure);
 }
 
 /*

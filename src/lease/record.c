@@ -7,14 +7,15 @@
  *	  writes that lease/protocol.c's protocol is made of, and the floors a record
  *	  read from etcd sets.
  *
- * lease/protocol.c says why the protocol is safe (its three rules) and runs it;
- * this file holds what each request sends and how each answer is read.
+ * lease/protocol.c runs the protocol (src/README, "Node identity and leases", says
+ * why it is safe: its three rules); this file holds what each request
+ * sends and how each answer is read.
  * Nothing in an answer is believed that does not read as what it must be:
  * a record naming a reservation past the year 10000, a TTL beyond
  * idgen.lease_ttl's range or a malformed counter is unreadable, and a TTL
  * etcd grants is never taken as longer than the one asked for.  All of it
- * runs in the keeper, outside transactions; an etcd failure sets
- * idgen_etcd_error and is returned, never thrown.
+ * runs in the keeper, outside transactions; an etcd failure is noted in
+ * the caller's IdgenEtcdResult and returned, never thrown.
  *
  * IDENTIFICATION
  *	  src/lease/record.c
@@ -42,17 +43,6 @@
 
 /* a recorded reservation beyond this (year 10000) is not believed */
 #define IDGEN_UNIX_MS_SANE_MAX INT64CONST(253402300800000)
-
-/*
- * The record's mod_revision as this keeper last wrote or read it: every
- * write is conditional on it (idgen_etcd_write_record).
- */
-int64		idgen_lease_record_rev = 0;
-
-/* our lease no longer holds the node key */
-bool		idgen_lease_key_lost = false;
-/* the last idgen_etcd_write_record() failed for want of an answer */
-bool		idgen_lease_record_unanswered = false;
 
 /*
  * This keeper process's tag in the records it writes, drawn at its first
@@ -133,10 +123,11 @@ idgen_lease_holder_value(void)
  * the keeper stops believing it if it does not pass (lease/protocol.c).
  */
 static char *
-idgen_lease_describe_holder(const char *value64, bool *is_self)
+idgen_lease_describe_holder(const char *value64, bool *is_self,
+							IdgenEtcdResult *res)
 {
 	char	   *value = value64 ? idgen_unbase64(value64) : NULL;
-	Jsonb	   *json = value ? idgen_etcd_parse(value, "holder") : NULL;
+	Jsonb	   *json = value ? idgen_etcd_parse(value, "holder", res) : NULL;
 	JsonbContainer *c = json ? &json->root : NULL;
 	char	   *host = idgen_json_string(c, "host");
 	char	   *sysid = idgen_json_string(c, "system_identifier");
@@ -171,7 +162,7 @@ idgen_lease_describe_holder(const char *value64, bool *is_self)
  * may have let the lease expire.
  */
 int64
-idgen_etcd_grant(int64 *sent, int64 *ttl_s)
+idgen_etcd_grant(int64 *sent, int64 *ttl_s, IdgenEtcdResult *res)
 {
 	JsonbContainer *answer;
 	int64		id = 0;
@@ -179,13 +170,13 @@ idgen_etcd_grant(int64 *sent, int64 *ttl_s)
 	*sent = idgen_clock_monotonic_ms();
 	answer = idgen_etcd_call("/v3/lease/grant",
 							 psprintf("{\"TTL\": %d}", idgen_lease_ttl_s),
-							 idgen_lease_request_timeout());
+							 idgen_lease_request_timeout(), res);
 	if (answer == NULL)
 		return 0;
 	if (!idgen_json_int64(answer, "ID", &id) ||
 		!idgen_json_int64(answer, "TTL", ttl_s) || *ttl_s <= 0)
 	{
-		IDGEN_ETCD_ERROR("etcd granted no lease");
+		IDGEN_ETCD_FAIL(res, "etcd granted no lease");
 		return 0;
 	}
 	*ttl_s = Min(*ttl_s, idgen_lease_ttl_s);
@@ -193,11 +184,11 @@ idgen_etcd_grant(int64 *sent, int64 *ttl_s)
 }
 
 void
-idgen_etcd_revoke(int64 lease_id, int64 timeout_ms)
+idgen_etcd_revoke(int64 lease_id, int64 timeout_ms, IdgenEtcdResult *res)
 {
 	(void) idgen_etcd_call("/v3/lease/revoke",
 						   psprintf("{\"ID\": \"" INT64_FORMAT "\"}", lease_id),
-						   timeout_ms);
+						   timeout_ms, res);
 }
 
 /* ---- the reservation record ---- */
@@ -209,11 +200,12 @@ idgen_etcd_revoke(int64 lease_id, int64 timeout_ms)
  * Read a record from its key-value kv (NULL: the key is absent).  The time
  * floor lies above the writer's IDs' times read both as Unix time (named
  * generators) and as raw milliseconds since its epoch (snowflake_id under
- * another epoch).  Returns false, with rec->unreadable and
- * idgen_etcd_error set, if the value cannot be believed.
+ * another epoch).  Returns false, with rec->unreadable set and res saying
+ * why, if the value cannot be believed.
  */
 bool
-idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *rec)
+idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *rec,
+						 IdgenEtcdResult *res)
 {
 	char	   *value64 = idgen_json_string(kv, "value");
 	char	   *value;
@@ -231,7 +223,7 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 	if (value64 == NULL)
 		return true;			/* etcd omits an empty value: no floor */
 	value = idgen_unbase64(value64);
-	json = value ? idgen_etcd_parse(value, "reservation") : NULL;
+	json = value ? idgen_etcd_parse(value, "reservation", res) : NULL;
 	if (json == NULL || !idgen_json_int64(&json->root, "reserved_unix_ms", &reserved) ||
 		reserved < 0 || reserved > IDGEN_UNIX_MS_SANE_MAX)
 		goto unreadable;
@@ -384,9 +376,9 @@ unreadable:
 	rec->counters = NIL;
 	rec->lease_id = 0;
 	rec->writer = 0;
-	IDGEN_ETCD_ERROR("the reservation key of node id %d cannot be read; fix or delete it",
-					 node_id);
-	idgen_etcd_error_config = true;
+	IDGEN_ETCD_FAIL(res, "the reservation key of node id %d cannot be read; fix or delete it",
+					node_id);
+	res->config = true;
 	return false;
 }
 
@@ -627,14 +619,15 @@ idgen_lease_reconcile(int32 node_id, const IdgenLeaseRecord *rec, bool holding,
  * otherwise true, with *kv its key-value, or NULL if the key is absent.
  */
 bool
-idgen_etcd_get_key(const char *kind, int32 node_id, JsonbContainer **kv)
+idgen_etcd_get_key(const char *kind, int32 node_id, JsonbContainer **kv,
+				   IdgenEtcdResult *res)
 {
 	JsonbContainer *answer;
 
 	answer = idgen_etcd_call("/v3/kv/range",
 							 psprintf("{\"key\": \"%s\"}",
 									  idgen_lease_key(kind, node_id)),
-							 idgen_lease_request_timeout());
+							 idgen_lease_request_timeout(), res);
 	*kv = answer ? idgen_json_element(idgen_json_container(answer, "kvs"), 0) : NULL;
 	return answer != NULL;
 }
@@ -661,18 +654,20 @@ idgen_etcd_txn_succeeded(JsonbContainer *answer)
 /*
  * Write what this server has reserved under node_id, its time raised to at
  * least unix_ms, into the reservation key; only if the key is as this
- * keeper last wrote or read it (its mod_revision is idgen_lease_record_rev), and, with
+ * keeper last wrote or read it (its mod_revision is record->rev), and, with
  * a lease, only while that lease holds the node key.  A key changed behind
  * the keeper's back (etcd restored from a snapshot, a previous holder
  * handing over, a hand edit) is read, reconciled (idgen_lease_reconcile
  * says what it lacked and takes in what it has beyond), and written again.
  * So the record only ever grows, whoever writes it.
  *
- * Returns false with idgen_etcd_error set, and idgen_lease_key_lost if the lease no longer
- * holds the node key.
+ * record->rev follows each revision written or read.  Returns false with
+ * res set, record->unanswered if etcd did not answer, and record->key_lost
+ * if the lease no longer holds the node key.
  */
 bool
-idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms)
+idgen_etcd_write_record(IdgenLeaseRecordState *record, int32 node_id,
+						int64 lease_id, int64 unix_ms, IdgenEtcdResult *res)
 {
 	IdgenLease *lease = LEASE(idgen_shared);
 	char	   *node_key = idgen_lease_key("node", node_id);
@@ -696,7 +691,7 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms)
 			appendStringInfo(&txn, "{\"key\": \"%s\", \"target\": \"LEASE\", \"lease\": \"" INT64_FORMAT "\"}, ",
 							 node_key, lease_id);
 		appendStringInfo(&txn, "{\"key\": \"%s\", \"target\": \"MOD\", \"mod_revision\": \"" INT64_FORMAT "\"}], ",
-						 key, idgen_lease_record_rev);
+						 key, record->rev);
 		appendStringInfo(&txn, "\"success\": [{\"request_put\": {\"key\": \"%s\", \"value\": \"%s\"}}], ",
 						 key, idgen_base64(idgen_lease_record_value_of(recorded, lease_id)));
 		appendStringInfoString(&txn, "\"failure\": [");
@@ -704,8 +699,9 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms)
 			appendStringInfo(&txn, "{\"request_range\": {\"key\": \"%s\"}}, ", node_key);
 		appendStringInfo(&txn, "{\"request_range\": {\"key\": \"%s\"}}]}", key);
 
-		answer = idgen_etcd_call("/v3/kv/txn", txn.data, idgen_lease_request_timeout());
-		idgen_lease_record_unanswered = (answer == NULL);
+		answer = idgen_etcd_call("/v3/kv/txn", txn.data, idgen_lease_request_timeout(),
+								 res);
+		record->unanswered = (answer == NULL);
 		if (answer == NULL)
 			return false;
 		if (idgen_etcd_txn_succeeded(answer))
@@ -713,7 +709,7 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms)
 			/* the put's revision is the transaction's */
 			(void) idgen_json_int64(idgen_json_container(answer, "header"),
 									"revision", &revision);
-			idgen_lease_record_rev = revision;
+			record->rev = revision;
 			SpinLockAcquire(&lease->mutex);
 			lease->recorded_unix_ms = Max(lease->recorded_unix_ms, recorded);
 			SpinLockRelease(&lease->mutex);
@@ -727,26 +723,26 @@ idgen_etcd_write_record(int32 node_id, int64 lease_id, int64 unix_ms)
 			if (kv == NULL || !idgen_json_int64(kv, "lease", &holder_lease) ||
 				holder_lease != lease_id)
 			{
-				IDGEN_ETCD_ERROR("the node key of node id %d is no longer held by this server's lease",
-								 node_id);
-				idgen_lease_key_lost = true;
+				IDGEN_ETCD_FAIL(res, "the node key of node id %d is no longer held by this server's lease",
+								node_id);
+				record->key_lost = true;
 				return false;
 			}
 		}
 		(void) idgen_lease_parse_record(node_id,
 										idgen_etcd_txn_kv(answer, lease_id != 0 ? 1 : 0),
-										&rec);
+										&rec, res);
 		(void) idgen_lease_reconcile(node_id, &rec, lease_id != 0, false);
-		idgen_lease_record_rev = rec.mod_revision;
+		record->rev = rec.mod_revision;
 	}
-	IDGEN_ETCD_ERROR("the reservation key of node id %d kept changing while this server wrote it",
-					 node_id);
+	IDGEN_ETCD_FAIL(res, "the reservation key of node id %d kept changing while this server wrote it",
+					node_id);
 	return false;
 }
 
 /* The node ids that are held now, as a bitmap; false if etcd did not say. */
 bool
-idgen_etcd_held_ids(bool *held)
+idgen_etcd_held_ids(bool *held, IdgenEtcdResult *res)
 {
 	char	   *from = psprintf("%snode/", idgen_lease_prefix);
 	char	   *to = psprintf("%snode0", idgen_lease_prefix);	/* '/' + 1 */
@@ -757,7 +753,7 @@ idgen_etcd_held_ids(bool *held)
 	answer = idgen_etcd_call("/v3/kv/range",
 							 psprintf("{\"key\": \"%s\", \"range_end\": \"%s\", \"keys_only\": true}",
 									  idgen_base64(from), idgen_base64(to)),
-							 idgen_lease_request_timeout());
+							 idgen_lease_request_timeout(), res);
 	if (answer == NULL)
 		return false;
 	memset(held, 0, sizeof(bool) * (IDGEN_SNOWFLAKE_MAX_NODE + 1));
@@ -788,7 +784,7 @@ idgen_etcd_held_ids(bool *held)
  */
 int
 idgen_etcd_claim(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec,
-				 char **holder, bool *holder_is_self)
+				 char **holder, bool *holder_is_self, IdgenEtcdResult *res)
 {
 	char	   *key = idgen_lease_key("node", node_id);
 	JsonbContainer *answer;
@@ -802,19 +798,19 @@ idgen_etcd_claim(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec,
 									  key, key, idgen_base64(idgen_lease_holder_value()),
 									  lease_id, idgen_lease_key("reservation", node_id),
 									  key),
-							 idgen_lease_request_timeout());
+							 idgen_lease_request_timeout(), res);
 	if (answer == NULL)
 		return -1;
 	if (idgen_etcd_txn_succeeded(answer))
 	{
 		/* a record we cannot read: refuse rather than guess */
-		if (!idgen_lease_parse_record(node_id, idgen_etcd_txn_kv(answer, 1), rec))
+		if (!idgen_lease_parse_record(node_id, idgen_etcd_txn_kv(answer, 1), rec, res))
 			return -1;
 		return 1;
 	}
 	kv = idgen_etcd_txn_kv(answer, 0);
 	*holder = idgen_lease_describe_holder(kv ? idgen_json_string(kv, "value") : NULL,
-										  holder_is_self);
+										  holder_is_self, res);
 	return 0;
 }
 
@@ -823,7 +819,7 @@ idgen_etcd_claim(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec,
  * as for a grant; 0: the lease is gone), or -1 on failure.
  */
 int64
-idgen_etcd_keepalive(int64 lease_id)
+idgen_etcd_keepalive(int64 lease_id, IdgenEtcdResult *res)
 {
 	JsonbContainer *answer;
 	JsonbContainer *result;
@@ -831,13 +827,13 @@ idgen_etcd_keepalive(int64 lease_id)
 
 	answer = idgen_etcd_call("/v3/lease/keepalive",
 							 psprintf("{\"ID\": \"" INT64_FORMAT "\"}", lease_id),
-							 idgen_lease_request_timeout());
+							 idgen_lease_request_timeout(), res);
 	if (answer == NULL)
 		return -1;
 	result = idgen_json_container(answer, "result");
 	if (result == NULL)
 	{
-		IDGEN_ETCD_ERROR("etcd's keepalive answer has no result");
+		IDGEN_ETCD_FAIL(res, "etcd's keepalive answer has no result");
 		return -1;
 	}
 	if (!idgen_json_int64(result, "TTL", &ttl))
@@ -850,10 +846,11 @@ idgen_etcd_keepalive(int64 lease_id)
  * lease alive, not the key: the key may have been deleted (or, after that,
  * claimed by another server) while the lease lives.  In the same
  * transaction, read the reservation record into *rec.  Returns 1 if ours,
- * 0 if not (idgen_etcd_error says so), -1 if etcd did not answer.
+ * 0 if not (res says so), -1 if etcd did not answer.
  */
 int
-idgen_etcd_check(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec)
+idgen_etcd_check(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec,
+				 IdgenEtcdResult *res)
 {
 	JsonbContainer *answer;
 
@@ -862,16 +859,16 @@ idgen_etcd_check(int32 node_id, int64 lease_id, IdgenLeaseRecord *rec)
 									  "\"success\": [{\"request_range\": {\"key\": \"%s\"}}]}",
 									  idgen_lease_key("node", node_id), lease_id,
 									  idgen_lease_key("reservation", node_id)),
-							 idgen_lease_request_timeout());
+							 idgen_lease_request_timeout(), res);
 	if (answer == NULL)
 		return -1;
 	if (!idgen_etcd_txn_succeeded(answer))
 	{
-		IDGEN_ETCD_ERROR("the node key of node id %d is no longer held by this server's lease",
-						 node_id);
+		IDGEN_ETCD_FAIL(res, "the node key of node id %d is no longer held by this server's lease",
+						node_id);
 		return 0;
 	}
 	/* an unreadable record is one to write again (idgen_lease_reconcile) */
-	(void) idgen_lease_parse_record(node_id, idgen_etcd_txn_kv(answer, 0), rec);
+	(void) idgen_lease_parse_record(node_id, idgen_etcd_txn_kv(answer, 0), rec, res);
 	return 1;
 }

@@ -238,7 +238,14 @@ idgen_report_no_node(const char *funcname)
 	pg_unreachable();
 }
 
-/* The node id this server embeds, or -1 if it has none (yet). */
+/*
+ * The node id this server embeds, or -1 if it has none (yet): the setting,
+ * or under leases the claimed one, from shared memory.  With 'auto' that
+ * is the id claimed first in this shared memory, which is ours for its
+ * life (lease/protocol.c); the keeper composes named generators' slots with it, not
+ * with the setting's variable.  Without leases, 'auto' is returned as it
+ * is (IDGEN_NODE_AUTO, negative).
+ */
 int32
 idgen_current_node_id(void)
 {
