@@ -368,12 +368,164 @@ idgen_keeper_commit_durably(const char *what)
 
 /* ---- the worker: loading, reserving, floors ---- */
 
+/* The definitions, their grants and the counters' states, if the tables exist. */
+static void
+idgen_keeper_load_definitions(const IdgenKeeperObjects *objs)
+{
+	if (OidIsValid(objs->registry))
+		idgen_registry_load(objs->registry);
+	if (OidIsValid(objs->registry) && OidIsValid(objs->grants))
+		idgen_registry_load_grants(objs->grants);
+	if (OidIsValid(objs->counters))
+		idgen_registry_load_counters(objs->counters);
+}
+
 /*
- * Load the durable state: check the recorded epoch and, if shared memory
- * is new, raise every generator's floor above the durable reservation and
- * apply the shard floors.  Restores what went missing while shared memory
- * lives.  Returns false if generation must not go on (epoch changed, state
- * incomplete); the state says why.
+ * The load into new shared memory (a start, a crash, a promotion), where
+ * nothing has been issued yet: every generator's floor is raised above the
+ * durable reservation, or, if the reservation was lost, above anything a
+ * burst before the loss could have issued, and the shard floors applied.
+ * An epoch record never becomes durable alone (a start that found it
+ * without a reservation would refuse the state as incomplete), so a new
+ * one is written with a reservation at the floor or the clock.  Caller has
+ * begun the transaction; false, after committing it, if the state is
+ * incomplete.
+ */
+static bool
+idgen_keeper_load_at_start(const IdgenKeeperObjects *objs, bool have_epoch,
+						   bool have_hwm, int64 durable)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	int64		floor_unix_ms = 0;
+
+	if (have_hwm != have_epoch)
+	{
+		idgen_keeper_commit();
+		idgen_keeper_set_failed(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+								psprintf("the durable state in database \"%s\" is incomplete: %s is missing; restore it from a backup, or reset both with \"ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART\" to start afresh above the clock",
+										 idgen_database,
+										 have_hwm ? "the epoch record idgen_epoch" : "the reservation idgen_hwm"));
+		return false;
+	}
+	if (have_hwm)
+		floor_unix_ms = durable;
+	else if (idgen_keeper_marker_exists())
+	{
+		/*
+		 * The state was lost.  A burst before the loss may have issued up
+		 * to idgen.max_lead ahead of the clock.
+		 */
+		floor_unix_ms = idgen_clock_unix_ms() + idgen_max_lead_ms + 1;
+		ereport(WARNING,
+				(errmsg("idgen keeper: the durable ID reservation in database \"%s\" is missing; IDs resume %d ms ahead of the clock",
+						idgen_database, idgen_max_lead_ms + 1),
+				 errdetail("This server had durable idgen state before (file \"%s\"); it was dropped, reset, or \"idgen.database\" was changed. IDs issued before under another \"idgen.epoch\" can no longer be detected.",
+						   IDGEN_MARKER_FILE)));
+	}
+	if (OidIsValid(objs->floors))
+		idgen_keeper_floors_at_start(objs->floors);
+	idgen_registry_set_floor(floor_unix_ms);
+	if (!have_hwm)
+	{
+		idgen_keeper_write_sequence(objs->epoch, idgen_epoch_unix_ms);
+		idgen_keeper_write_sequence(objs->hwm,
+									Max(floor_unix_ms, idgen_clock_unix_ms()));
+	}
+	idgen_keeper_load_definitions(objs);
+	if (!have_hwm)
+		idgen_keeper_commit_durably("the epoch record");
+	else
+		idgen_keeper_commit();
+	idgen_keeper_write_marker();
+
+	idgen_raise_fixed_floors(floor_unix_ms - idgen_epoch_unix_ms, false);
+	if (floor_unix_ms > 0)
+		ereport(LOG,
+				(errmsg("idgen keeper: IDs resume above %s",
+						timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
+
+	/*
+	 * What is on disk is what a new shared memory starts from.  Later, only
+	 * what was published counts: a value whose synchronous-replication wait
+	 * was cancelled is on disk here, but not durable in our sense.
+	 */
+	if (have_hwm)
+	{
+		LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
+		keeper->durable_unix_ms = durable;
+		LWLockRelease(keeper->lock);
+	}
+	return true;
+}
+
+/*
+ * The load while generators run (published: the reservation they issue
+ * below, ms since epoch): what went missing is restored.  If the durable
+ * reservation is missing or lower than the published one (the extension
+ * was dropped and has just been re-created, or the sequence was reset),
+ * it is made durable again now rather than at the next write.  Caller has
+ * begun the transaction.
+ */
+static void
+idgen_keeper_load_while_running(const IdgenKeeperObjects *objs,
+								bool have_epoch, bool have_hwm, int64 durable,
+								int64 published)
+{
+	IdgenKeeper *keeper = KEEPER(idgen_shared);
+	int64		hwm_written = 0;
+
+	/* lost while we run: the epoch cannot have changed (start-time) */
+	if (!have_epoch)
+	{
+		idgen_keeper_write_sequence(objs->epoch, idgen_epoch_unix_ms);
+		/* never alone: nothing is issued beyond what was published */
+		if (!have_hwm)
+		{
+			hwm_written = published + idgen_epoch_unix_ms;
+			idgen_keeper_write_sequence(objs->hwm, hwm_written);
+		}
+	}
+	if (OidIsValid(objs->floors))
+		idgen_keeper_floors_while_running(objs->floors);
+	idgen_keeper_load_definitions(objs);
+	if (!have_epoch)
+		idgen_keeper_commit_durably("the epoch record");
+	else
+		idgen_keeper_commit();
+	idgen_keeper_write_marker();
+
+	if (hwm_written > 0 || !have_hwm ||
+		durable - idgen_epoch_unix_ms < published)
+	{
+		ereport(LOG,
+				(errmsg("idgen keeper: restoring the durable reservation in database \"%s\"",
+						idgen_database)));
+		if (hwm_written > 0)
+			idgen_keeper_note_durable(hwm_written);		/* done above */
+		else
+			idgen_keeper_reserve_to(published);
+	}
+	else
+	{
+		/*
+		 * A new keeper in running shared memory, whose published reservation
+		 * is on disk: it is ready now, not at the next write, which an idle
+		 * server may not need for a long time.
+		 */
+		LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
+		strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
+		SpinLockAcquire(&keeper->mutex);
+		keeper->failures = 0;
+		keeper->state = IDGEN_KEEPER_READY;
+		SpinLockRelease(&keeper->mutex);
+		LWLockRelease(keeper->lock);
+	}
+}
+
+/*
+ * Load the durable state: check the recorded epoch, then load into new
+ * shared memory or into running generators.  Returns false if generation
+ * must not go on (epoch changed, state incomplete); the state says why.
  */
 static bool
 idgen_keeper_load(void)
@@ -384,10 +536,7 @@ idgen_keeper_load(void)
 	int64		durable = 0;
 	bool		have_epoch;
 	bool		have_hwm;
-	bool		wrote = false;
-	int64		hwm_written = 0;
 	int64		published = (int64) pg_atomic_read_u64(&keeper->hwm_ms);
-	int64		floor_unix_ms = 0;
 
 	idgen_keeper_begin("idgen keeper: loading reservation");
 	idgen_keeper_find_objects(&objs);
@@ -405,133 +554,10 @@ idgen_keeper_load(void)
 		idgen_keeper_set_state(IDGEN_KEEPER_EPOCH_CHANGED, message);
 		return false;
 	}
-
 	if (published == 0)
-	{
-		/* shared memory is new: nothing issued in it yet */
-		if (have_hwm != have_epoch)
-		{
-			idgen_keeper_commit();
-			idgen_keeper_set_failed(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-									psprintf("the durable state in database \"%s\" is incomplete: %s is missing; restore it from a backup, or reset both with \"ALTER SEQUENCE idgen_epoch RESTART; ALTER SEQUENCE idgen_hwm RESTART\" to start afresh above the clock",
-											idgen_database,
-											have_hwm ? "the epoch record idgen_epoch" : "the reservation idgen_hwm"));
-			return false;
-		}
-		if (have_hwm)
-			floor_unix_ms = durable;
-		else
-		{
-			idgen_keeper_write_sequence(objs.epoch, idgen_epoch_unix_ms);
-			wrote = true;
-			if (idgen_keeper_marker_exists())
-			{
-				/*
-				 * The state was lost.  A burst before the loss may have
-				 * issued up to idgen.max_lead ahead of the clock.
-				 */
-				floor_unix_ms = idgen_clock_unix_ms() + idgen_max_lead_ms + 1;
-				ereport(WARNING,
-						(errmsg("idgen keeper: the durable ID reservation in database \"%s\" is missing; IDs resume %d ms ahead of the clock",
-								idgen_database, idgen_max_lead_ms + 1),
-						 errdetail("This server had durable idgen state before (file \"%s\"); it was dropped, reset, or \"idgen.database\" was changed. IDs issued before under another \"idgen.epoch\" can no longer be detected.",
-								   IDGEN_MARKER_FILE)));
-			}
-		}
-		if (OidIsValid(objs.floors))
-			idgen_keeper_floors_at_start(objs.floors);
-		idgen_registry_set_floor(floor_unix_ms);
-	}
-	else if (!have_epoch)
-	{
-		/* lost while we run: the epoch cannot have changed (start-time) */
-		idgen_keeper_write_sequence(objs.epoch, idgen_epoch_unix_ms);
-		wrote = true;
-	}
-	if (published > 0 && OidIsValid(objs.floors))
-		idgen_keeper_floors_while_running(objs.floors);
-
-	/*
-	 * An epoch record never becomes durable alone: a start that found it
-	 * without a reservation would refuse the state as incomplete.  Nothing
-	 * is issued beyond what was published, so that (or, before the first
-	 * reservation, the floor or the clock) is a safe value.
-	 */
-	if (wrote && !have_hwm)
-	{
-		hwm_written = published > 0 ? published + idgen_epoch_unix_ms :
-			Max(floor_unix_ms, idgen_clock_unix_ms());
-		idgen_keeper_write_sequence(objs.hwm, hwm_written);
-	}
-	if (OidIsValid(objs.registry))
-		idgen_registry_load(objs.registry);
-	if (OidIsValid(objs.registry) && OidIsValid(objs.grants))
-		idgen_registry_load_grants(objs.grants);
-	if (OidIsValid(objs.counters))
-		idgen_registry_load_counters(objs.counters);
-
-	if (wrote)
-		idgen_keeper_commit_durably("the epoch record");
-	else
-		idgen_keeper_commit();
-	idgen_keeper_write_marker();
-
-	if (published == 0)
-	{
-		int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms;
-
-		idgen_raise_fixed_floors(floor_ms, false);
-		if (floor_unix_ms > 0)
-			ereport(LOG,
-					(errmsg("idgen keeper: IDs resume above %s",
-							timestamptz_to_str((floor_unix_ms - IDGEN_UNIX_TO_PG_MS) * 1000))));
-	}
-
-	/*
-	 * What is on disk is what a new shared memory starts from.  Later, only
-	 * what was published counts: a value whose synchronous-replication wait
-	 * was cancelled is on disk here, but not durable in our sense.
-	 */
-	if (published == 0 && have_hwm)
-	{
-		LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
-		keeper->durable_unix_ms = durable;
-		LWLockRelease(keeper->lock);
-	}
-
-	/*
-	 * Generators may already issue below the published reservation.  If the
-	 * durable value is missing or lower (the extension was dropped and has
-	 * just been re-created, or the sequence was reset), restore it now
-	 * rather than at the next write.
-	 */
-	if (published > 0 &&
-		(hwm_written > 0 || !have_hwm ||
-		 durable - idgen_epoch_unix_ms < published))
-	{
-		ereport(LOG,
-				(errmsg("idgen keeper: restoring the durable reservation in database \"%s\"",
-						idgen_database)));
-		if (hwm_written > 0)
-			idgen_keeper_note_durable(hwm_written);		/* done above */
-		else
-			idgen_keeper_reserve_to(published);
-	}
-	else if (published > 0)
-	{
-		/*
-		 * A new keeper in running shared memory, whose published reservation
-		 * is on disk: it is ready now, not at the next write, which an idle
-		 * server may not need for a long time.
-		 */
-		LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
-		strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
-		SpinLockAcquire(&keeper->mutex);
-		keeper->failures = 0;
-		keeper->state = IDGEN_KEEPER_READY;
-		SpinLockRelease(&keeper->mutex);
-		LWLockRelease(keeper->lock);
-	}
+		return idgen_keeper_load_at_start(&objs, have_epoch, have_hwm, durable);
+	idgen_keeper_load_while_running(&objs, have_epoch, have_hwm, durable,
+									published);
 	return true;
 }
 
