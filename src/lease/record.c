@@ -197,6 +197,68 @@ idgen_etcd_revoke(int64 lease_id, int64 timeout_ms, IdgenEtcdResult *res)
 #define IDGEN_LEASE_TTL_MAX_S 3600
 
 /*
+ * One entry of a record's "counter_floors": {"name": ..., "seq": bound,
+ * "bits": width, "shift": position, "space": ID space, "fixed": fixed bits,
+ * "form": "form"} (idgen 1.1.0 wrote none of the last four).  A field that
+ * is said must read as what it is, or nothing is believed: NULL.
+ */
+static IdgenLeaseCounter *
+idgen_lease_parse_counter(JsonbContainer *entry)
+{
+	IdgenLeaseCounter *c;
+	char	   *name;
+	char	   *space = NULL;
+	int64		bound;
+	int64		bits;
+	int64		shift = -1;
+	int64		fixed = 0;
+	uint64		form = 0;
+	bool		fixed_known;
+	JsonbValue	f;
+
+	if ((name = idgen_json_string(entry, "name")) == NULL ||
+		strlen(name) == 0 || strlen(name) >= NAMEDATALEN ||
+		!idgen_json_int64(entry, "seq", &bound) || bound < 0 ||
+		!idgen_json_int64(entry, "bits", &bits) ||
+		bits < 1 || bits > 63)
+		return NULL;
+	if (idgen_json_get(entry, "shift", &f) &&
+		(!idgen_json_int64(entry, "shift", &shift) ||
+		 shift < 0 || shift + bits > 64))
+		return NULL;
+	if (idgen_json_get(entry, "space", &f) &&
+		((space = idgen_json_string(entry, "space")) == NULL ||
+		 strlen(space) >= NAMEDATALEN))
+		return NULL;
+	fixed_known = idgen_json_get(entry, "fixed", &f);
+	if (fixed_known && !idgen_json_int64(entry, "fixed", &fixed))
+		return NULL;
+	if (idgen_json_get(entry, "form", &f))
+	{
+		char	   *text = idgen_json_string(entry, "form");
+		char	   *end;
+
+		if (text == NULL)
+			return NULL;
+		errno = 0;
+		form = strtou64(text, &end, 10);
+		if (errno != 0 || *end != '\0' || end == text || form == 0)
+			return NULL;
+	}
+	c = palloc0(sizeof(IdgenLeaseCounter));
+	strlcpy(c->name, name, sizeof(c->name));
+	c->value = (uint64) bound;
+	c->seq_bits = (int) bits;
+	c->seq_shift = (int) shift;
+	c->fixed_known = fixed_known;
+	c->fixed = fixed;
+	c->form = form;
+	if (space != NULL)
+		strlcpy(c->space, space, sizeof(c->space));
+	return c;
+}
+
+/*
  * Read a record from its key-value kv (NULL: the key is absent).  The time
  * floor lies above the writer's IDs' times read both as Unix time (named
  * generators) and as raw milliseconds since its epoch (snowflake_id under
@@ -265,10 +327,8 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 	}
 
 	/*
-	 * the counters: [{"name": ..., "seq": bound, "bits": width, "shift":
-	 * position, "space": ID space, "fixed": fixed bits, "form": "form"},
-	 * ...] (idgen 1.1.0 wrote none of the last four), and in the old form
-	 * { "name": bound, ... } (local values)
+	 * the counters: [entry, ...] (idgen_lease_parse_counter), and in the
+	 * old form { "name": bound, ... } (local values)
 	 */
 	counters = idgen_json_container(&json->root, "counter_floors");
 	if (counters != NULL && JsonContainerIsArray(counters))
@@ -279,60 +339,12 @@ idgen_lease_parse_record(int32 node_id, JsonbContainer *kv, IdgenLeaseRecord *re
 		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 		{
 			IdgenLeaseCounter *c;
-			char	   *name;
-			char	   *space = NULL;
-			int64		bound;
-			int64		bits;
-			int64		shift = -1;
-			int64		fixed = 0;
-			uint64		form = 0;
-			bool		fixed_known;
-			JsonbValue	f;
 
 			if (tok != WJB_ELEM)
 				continue;
 			if (v.type != jbvBinary ||
-				(name = idgen_json_string(v.val.binary.data, "name")) == NULL ||
-				strlen(name) == 0 || strlen(name) >= NAMEDATALEN ||
-				!idgen_json_int64(v.val.binary.data, "seq", &bound) || bound < 0 ||
-				!idgen_json_int64(v.val.binary.data, "bits", &bits) ||
-				bits < 1 || bits > 63)
+				(c = idgen_lease_parse_counter(v.val.binary.data)) == NULL)
 				goto unreadable;
-			/* said, they must read as what they are, or nothing is believed */
-			if (idgen_json_get(v.val.binary.data, "shift", &f) &&
-				(!idgen_json_int64(v.val.binary.data, "shift", &shift) ||
-				 shift < 0 || shift + bits > 64))
-				goto unreadable;
-			if (idgen_json_get(v.val.binary.data, "space", &f) &&
-				((space = idgen_json_string(v.val.binary.data, "space")) == NULL ||
-				 strlen(space) >= NAMEDATALEN))
-				goto unreadable;
-			fixed_known = idgen_json_get(v.val.binary.data, "fixed", &f);
-			if (fixed_known &&
-				!idgen_json_int64(v.val.binary.data, "fixed", &fixed))
-				goto unreadable;
-			if (idgen_json_get(v.val.binary.data, "form", &f))
-			{
-				char	   *text = idgen_json_string(v.val.binary.data, "form");
-				char	   *end;
-
-				if (text == NULL)
-					goto unreadable;
-				errno = 0;
-				form = strtou64(text, &end, 10);
-				if (errno != 0 || *end != '\0' || end == text || form == 0)
-					goto unreadable;
-			}
-			c = palloc0(sizeof(IdgenLeaseCounter));
-			strlcpy(c->name, name, sizeof(c->name));
-			c->value = (uint64) bound;
-			c->seq_bits = (int) bits;
-			c->seq_shift = (int) shift;
-			c->fixed_known = fixed_known;
-			c->fixed = fixed;
-			c->form = form;
-			if (space != NULL)
-				strlcpy(c->space, space, sizeof(c->space));
 			rec->counters = lappend(rec->counters, c);
 		}
 	}
