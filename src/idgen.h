@@ -1000,5 +1000,10 @@ idgen_check_part(const char *what, int32 value, int32 max)
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
 extern int64 idgen_timestamptz_to_ms(TimestampTz ts, const IdgenLayout *layout,
 									 const char *funcname);
+extern TimestampTz idgen_spec_id_time(const IdgenSpec *spec, int64 id);
+extern bool idgen_spec_tick_of(const IdgenSpec *spec, TimestampTz ts,
+							   int64 *tick);
+extern int64 idgen_spec_from_tick(const IdgenSpec *spec, int64 tick,
+								  int64 above, int32 shard);
 
 #endif							/* IDGEN_H */

@@ -101,6 +101,60 @@ idgen_report_part_out_of_range(const char *what, int32 value, int32 max)
 }
 
 
+/* ---- the core: an ID and a time layout's spec, both ways ---- */
+
+/*
+ * The start of the tick of id's time field: 22023 for a negative ID, 22008
+ * for a time field beyond the layout's range (a foreign ID).
+ */
+TimestampTz
+idgen_spec_id_time(const IdgenSpec *spec, int64 id)
+{
+	idgen_check_id(id);
+	return idgen_unix_ms_to_timestamptz(idgen_spec_tick_unix_ms(spec,
+																idgen_spec_field(spec, spec->time_field, id)));
+}
+
+/*
+ * The tick that ts lies in, in *tick; false if ts is not finite or outside
+ * the layout's range, which each caller reports in its own words.  ts is
+ * floored to its millisecond before the epoch is subtracted, so no
+ * subtraction of timestamps can overflow.
+ */
+bool
+idgen_spec_tick_of(const IdgenSpec *spec, TimestampTz ts, int64 *tick)
+{
+	if (TIMESTAMP_NOT_FINITE(ts))
+		return false;
+	*tick = idgen_floor_div(idgen_timestamptz_to_unix_ms(ts) - spec->epoch_unix_ms,
+							spec->unit_ms);
+	return *tick >= 0 && *tick < spec->tick_limit;
+}
+
+/*
+ * The smallest ID of a tick: the fields more significant than time as in
+ * "above" (a named generator's node and constants on this server), the
+ * shard field (if any) shard, every other field 0.  The caller has checked
+ * the tick and the shard.
+ */
+int64
+idgen_spec_from_tick(const IdgenSpec *spec, int64 tick, int64 above,
+					 int32 shard)
+{
+	uint64		id = (uint64) tick << spec->fields[spec->time_field].shift;
+
+	for (int f = 0; f < spec->time_field; f++)
+	{
+		const IdgenField *field = &spec->fields[f];
+
+		id |= (uint64) above &
+			(((UINT64CONST(1) << field->bits) - 1) << field->shift);
+	}
+	if (spec->shard_field >= 0)
+		id |= (uint64) shard << spec->fields[spec->shard_field].shift;
+	return (int64) id;
+}
+
 static Datum
 idgen_parts_tuple(FunctionCallInfo fcinfo, int64 ms, int32 which, int32 seq)
 {
