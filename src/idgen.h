@@ -57,10 +57,12 @@
 /* Layout: 41-bit timestamp shared by both layouts. */
 #define IDGEN_TIME_BITS				41
 
-/* snowflake: 0 | 41-bit ms | 10-bit node (5 datacenter + 5 worker) | 12-bit seq */
+/*
+ * snowflake: 0 | 41-bit ms | 10-bit node | 12-bit seq.  Its split into
+ * 5 datacenter and 5 worker bits is the preset's (base/layout.c), for the
+ * decoders.
+ */
 #define IDGEN_SNOWFLAKE_NODE_BITS	10
-#define IDGEN_SNOWFLAKE_DC_BITS		5
-#define IDGEN_SNOWFLAKE_WORKER_BITS 5
 #define IDGEN_SNOWFLAKE_SEQ_BITS	12
 #define IDGEN_SNOWFLAKE_NODE_SHIFT	IDGEN_SNOWFLAKE_SEQ_BITS
 #define IDGEN_SNOWFLAKE_TIME_SHIFT	(IDGEN_SNOWFLAKE_SEQ_BITS + IDGEN_SNOWFLAKE_NODE_BITS)
