@@ -6,8 +6,10 @@
  * What every folder of src/ shares (src/README has the map).  The fixed
  * layouts are "milliseconds since idgen.epoch, then a discriminator (node
  * or shard), then a per-millisecond sequence"; every bit-layout constant
- * of theirs lives here and nowhere else, and the generators, decoders and
- * builders derive their shifts and masks from these.
+ * of theirs lives here and nowhere else, and the generators derive their
+ * shifts and masks from these.  The decoders and builders read the same
+ * layouts as specs of the presets "snowflake" and "instagram", checked
+ * against the compose functions below (base/decode.c).
  *
  * A generator's live state is a single 64-bit "position":
  *
@@ -55,10 +57,12 @@
 /* Layout: 41-bit timestamp shared by both layouts. */
 #define IDGEN_TIME_BITS				41
 
-/* snowflake: 0 | 41-bit ms | 10-bit node (5 datacenter + 5 worker) | 12-bit seq */
+/*
+ * snowflake: 0 | 41-bit ms | 10-bit node | 12-bit seq.  Its split into
+ * 5 datacenter and 5 worker bits is the preset's (base/layout.c), for the
+ * decoders.
+ */
 #define IDGEN_SNOWFLAKE_NODE_BITS	10
-#define IDGEN_SNOWFLAKE_DC_BITS		5
-#define IDGEN_SNOWFLAKE_WORKER_BITS 5
 #define IDGEN_SNOWFLAKE_SEQ_BITS	12
 #define IDGEN_SNOWFLAKE_NODE_SHIFT	IDGEN_SNOWFLAKE_SEQ_BITS
 #define IDGEN_SNOWFLAKE_TIME_SHIFT	(IDGEN_SNOWFLAKE_SEQ_BITS + IDGEN_SNOWFLAKE_NODE_BITS)
@@ -985,7 +989,11 @@ idgen_check_part(const char *what, int32 value, int32 max)
 		idgen_report_part_out_of_range(what, value, max);
 }
 extern TimestampTz idgen_ms_to_timestamptz(int64 ms);
-extern int64 idgen_timestamptz_to_ms(TimestampTz ts, const IdgenLayout *layout,
-									 const char *funcname);
+extern TimestampTz idgen_spec_id_time(const IdgenSpec *spec, int64 id);
+extern int64 idgen_spec_node_of(const IdgenSpec *spec, int64 id);
+extern bool idgen_spec_tick_of(const IdgenSpec *spec, TimestampTz ts,
+							   int64 *tick);
+extern int64 idgen_spec_from_tick(const IdgenSpec *spec, int64 tick,
+								  int64 above, int32 shard);
 
 #endif							/* IDGEN_H */

@@ -745,9 +745,7 @@ idgen_time(PG_FUNCTION_ARGS)
 	int64		id = PG_GETARG_INT64(1);
 
 	idgen_require_time_field(spec, name);
-	idgen_check_id(id);
-	PG_RETURN_TIMESTAMPTZ(idgen_unix_ms_to_timestamptz(idgen_spec_tick_unix_ms(spec,
-																			   idgen_spec_field(spec, spec->time_field, id))));
+	PG_RETURN_TIMESTAMPTZ(idgen_spec_id_time(spec, id));
 }
 
 PG_FUNCTION_INFO_V1(idgen_decode);
@@ -773,27 +771,29 @@ idgen_field_value(const IdgenField *f, int64 value)
 	return ((uint64) value) << f->shift;
 }
 
-/* The tick of a time, checked against the layout's range (22003). */
+/*
+ * The tick of a time, checked against the layout's range (22003, in the
+ * words of the named builders: the fixed ones name their layout).
+ */
 static int64
 idgen_spec_tick(const IdgenSpec *spec, TimestampTz ts)
 {
 	int64		tick;
 
+	if (likely(idgen_spec_tick_of(spec, ts, &tick)))
+		return tick;
 	if (TIMESTAMP_NOT_FINITE(ts))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp is out of range for the layout")));
-	tick = idgen_floor_div(idgen_timestamptz_to_unix_ms(ts) - spec->epoch_unix_ms,
-						   spec->unit_ms);
-	if (tick < 0 || tick >= spec->tick_limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp is out of range for the layout"),
-				 errdetail("Its time field counts %d ms ticks from %s, " INT64_FORMAT " of them.",
-						   spec->unit_ms,
-						   timestamptz_to_str(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms)),
-						   spec->tick_limit)));
-	return tick;
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("timestamp is out of range for the layout"),
+			 errdetail("Its time field counts %d ms ticks from %s, " INT64_FORMAT " of them.",
+					   spec->unit_ms,
+					   timestamptz_to_str(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms)),
+					   spec->tick_limit)));
+	pg_unreachable();
 }
 
 /*
@@ -809,18 +809,8 @@ idgen_from_time_of(FunctionCallInfo fcinfo, bool sharded)
 	IdgenNamedCache *cache = fcinfo->flinfo->fn_extra;
 	int64		tick = idgen_spec_tick(spec, PG_GETARG_TIMESTAMPTZ(sharded ? 2 : 1));
 	int32		shard = idgen_named_shard(fcinfo, cache, 1, sharded);
-	uint64		id = (uint64) tick << spec->fields[spec->time_field].shift;
 
-	for (int f = 0; f < spec->time_field; f++)
-	{
-		const IdgenField *field = &spec->fields[f];
-
-		id |= (uint64) cache->fixed &
-			(((UINT64CONST(1) << field->bits) - 1) << field->shift);
-	}
-	if (spec->shard_field >= 0)
-		id |= (uint64) shard << spec->fields[spec->shard_field].shift;
-	PG_RETURN_INT64((int64) id);
+	PG_RETURN_INT64(idgen_spec_from_tick(spec, tick, cache->fixed, shard));
 }
 
 /* idgen_from_time(name, ts); three arguments are a pre-release binding */

@@ -1,7 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * base/decode.c
- *	  Decoders (ID -> parts) and builders (parts -> ID) for both layouts.
+ *	  Decoders (ID -> parts) and builders (parts -> ID) of snowflake_id()
+ *	  and instagram_id(), and the core they share with the named ones.
+ *
+ * Every decoder and builder reads its layout as an IdgenSpec: the named
+ * generators' from their definitions (backend/named.c), the fixed ones'
+ * from their presets (base/layout.c) under idgen.epoch.  So one piece of
+ * code turns an ID and a spec into a time and fields, and a time and
+ * fields into an ID; only the messages differ, each SQL function keeping
+ * its own.
  *
  * These read no clock and no shared state: the result depends only on the
  * arguments and on idgen.epoch, which is fixed for the life of the server
@@ -37,7 +45,7 @@
 
 /*
  * The moment of a millisecond since the epoch.  Unlike the other direction
- * (idgen_timestamptz_to_ms) this cannot overflow: ms is within 0..2^41
+ * (idgen_spec_tick_of) this cannot overflow: ms is within 0..2^41
  * wherever it comes from (a decoded ID's time field, or a layout's
  * tick_limit), and the check hook of idgen.epoch only accepts an epoch in
  * the past, so the result lies at most about 70 years after a moment
@@ -47,46 +55,6 @@ TimestampTz
 idgen_ms_to_timestamptz(int64 ms)
 {
 	return idgen_epoch_ts + ms * 1000;
-}
-
-/*
- * Report a time a layout cannot represent.  timestamptz_to_str() returns a
- * static buffer, so each result is copied before the next call.
- */
-static void
-idgen_report_time_range(const IdgenLayout *layout, const char *funcname)
-{
-	char	   *from = pstrdup(timestamptz_to_str(idgen_epoch_ts));
-	char	   *to = pstrdup(timestamptz_to_str(idgen_ms_to_timestamptz(layout->tick_limit)));
-
-	ereport(ERROR,
-			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-			 errmsg("timestamp is out of range for %s()", funcname),
-			 errdetail("The %s layout covers %s to %s.", layout->name, from, to)));
-}
-
-/*
- * Milliseconds since the epoch of ts, truncated, for a builder; throws if
- * the layout cannot represent that moment.
- *
- * "ts - epoch" itself can overflow: timestamptz ends in 294276 AD, only
- * about 8 days of microseconds short of the int64 limit, so with an epoch
- * before 1999-12-23 a time near that end is more than 2^63 microseconds
- * after the epoch.  Such a time is far outside every layout's range, so an
- * overflow gets the same out-of-range error (22003) as any other.
- */
-int64
-idgen_timestamptz_to_ms(TimestampTz ts, const IdgenLayout *layout,
-						const char *funcname)
-{
-	int64		us;
-
-	if (!TIMESTAMP_NOT_FINITE(ts) && ts >= idgen_epoch_ts &&
-		!pg_sub_s64_overflow(ts, idgen_epoch_ts, &us) &&
-		us / 1000 < layout->tick_limit)
-		return us / 1000;
-	idgen_report_time_range(layout, funcname);
-	pg_unreachable();
 }
 
 /* The error of idgen_check_part() (idgen.h), kept off the hot path. */
@@ -100,9 +68,223 @@ idgen_report_part_out_of_range(const char *what, int32 value, int32 max)
 	pg_unreachable();
 }
 
+/* ---- the core: an ID and a time layout's spec, both ways ---- */
 
+/*
+ * The start of the tick of id's time field: 22023 for a negative ID, 22008
+ * for a time field beyond the layout's range (a foreign ID).
+ */
+TimestampTz
+idgen_spec_id_time(const IdgenSpec *spec, int64 id)
+{
+	idgen_check_id(id);
+	return idgen_unix_ms_to_timestamptz(idgen_spec_tick_unix_ms(spec,
+																idgen_spec_field(spec, spec->time_field, id)));
+}
+
+/*
+ * The node fields of id together, most significant first: the node id
+ * that idgen_spec_node_value() split over them.
+ */
+int64
+idgen_spec_node_of(const IdgenSpec *spec, int64 id)
+{
+	int64		node = 0;
+
+	for (int i = 0; i < spec->nfields; i++)
+		if (spec->fields[i].kind == IDGEN_FIELD_NODE)
+			node = (node << spec->fields[i].bits) | idgen_spec_field(spec, i, id);
+	return node;
+}
+
+/*
+ * The tick that ts lies in, in *tick; false if ts is not finite or outside
+ * the layout's range, which each caller reports in its own words.  ts is
+ * floored to its millisecond before the epoch is subtracted, so no
+ * subtraction of timestamps can overflow.
+ */
+bool
+idgen_spec_tick_of(const IdgenSpec *spec, TimestampTz ts, int64 *tick)
+{
+	if (TIMESTAMP_NOT_FINITE(ts))
+		return false;
+	*tick = idgen_floor_div(idgen_timestamptz_to_unix_ms(ts) - spec->epoch_unix_ms,
+							spec->unit_ms);
+	return *tick >= 0 && *tick < spec->tick_limit;
+}
+
+/*
+ * The smallest ID of a tick: the fields more significant than time as in
+ * "above" (a named generator's node and constants on this server), the
+ * shard field (if any) shard, every other field 0.  The caller has checked
+ * the tick and the shard.
+ */
+int64
+idgen_spec_from_tick(const IdgenSpec *spec, int64 tick, int64 above,
+					 int32 shard)
+{
+	uint64		id = (uint64) tick << spec->fields[spec->time_field].shift;
+
+	for (int f = 0; f < spec->time_field; f++)
+	{
+		const IdgenField *field = &spec->fields[f];
+
+		id |= (uint64) above &
+			(((UINT64CONST(1) << field->bits) - 1) << field->shift);
+	}
+	if (spec->shard_field >= 0)
+		id |= (uint64) shard << spec->fields[spec->shard_field].shift;
+	return (int64) id;
+}
+
+/* ---- snowflake_id() and instagram_id() as specs ---- */
+
+/*
+ * A fixed generator's layout as the decoders see it.  The bits are its
+ * preset's; the clock is idgen.epoch and 1 ms, as the generator counts
+ * (instagram_id() too: the instagram preset's own epoch, Instagram's, is
+ * for decoding Instagram's IDs).  Parsed on a backend's first call, and
+ * checked then against the compose function of the generator, so that the
+ * decoders cannot come to disagree with the IDs issued.
+ */
+typedef struct IdgenFixedSpec
+{
+	const char *preset;			/* and the layout's name in messages */
+	const IdgenLayout *layout;	/* the generator's */
+	int64		(*compose) (int64 ms, int32 which, int32 seq);	/* its IDs */
+	int32		which_max;		/* the largest node id or shard */
+	bool		parsed;
+	int			datacenter;		/* snowflake's node fields, by index */
+	int			worker;
+	IdgenSpec	spec;
+} IdgenFixedSpec;
+
+static IdgenFixedSpec idgen_snowflake_spec = {
+	.preset = "snowflake",
+	.layout = &idgen_snowflake_layout,
+	.compose = idgen_snowflake_compose,
+	.which_max = IDGEN_SNOWFLAKE_MAX_NODE,
+};
+static IdgenFixedSpec idgen_instagram_spec = {
+	.preset = "instagram",
+	.layout = &idgen_instagram_layout,
+	.compose = idgen_instagram_compose,
+	.which_max = IDGEN_INSTAGRAM_MAX_SHARD,
+};
+
+/* The largest value of field i. */
+static inline int32
+idgen_spec_field_max(const IdgenSpec *spec, int i)
+{
+	return (int32) ((INT64CONST(1) << spec->fields[i].bits) - 1);
+}
+
+/* The largest node id the node fields hold together. */
+static inline int32
+idgen_spec_node_max(const IdgenSpec *spec)
+{
+	return (int32) ((INT64CONST(1) << spec->node_bits) - 1);
+}
+
+/*
+ * The ID of a fixed layout's parts: tick, the node id or the shard, seq;
+ * each checked by the caller.
+ */
+static int64
+idgen_fixed_compose(const IdgenSpec *spec, int64 tick, int32 which, int32 seq)
+{
+	bool		fits;
+
+	return idgen_spec_from_tick(spec, tick, 0, which) |
+		(spec->node_bits > 0 ? idgen_spec_node_value(spec, which, &fits) : 0) |
+		((int64) seq << spec->fields[spec->seq_field].shift);
+}
+
+static int
+idgen_fixed_field_index(const IdgenFixedSpec *fixed, const char *name)
+{
+	for (int i = 0; i < fixed->spec.nfields; i++)
+		if (strcmp(fixed->spec.fields[i].name, name) == 0)
+			return i;
+	elog(ERROR, "the %s preset has no field \"%s\"", fixed->preset, name);
+	pg_unreachable();
+}
+
+/*
+ * Parse a fixed layout's preset, and check that each field, all ones, lies
+ * where the generator puts it, and that the time field holds as many ms.
+ */
+static void
+idgen_fixed_spec_parse(IdgenFixedSpec *fixed)
+{
+	IdgenSpec  *spec = &fixed->spec;
+	const IdgenLayout *layout = fixed->layout;
+	int64		last = layout->tick_limit - 1;
+	int32		seq = (1 << layout->seq_bits) - 1;
+	bool		epoch_given;
+	bool		unit_given;
+
+	idgen_parse_layout(fixed->preset, spec, &epoch_given, &unit_given);
+	idgen_spec_set_clock(spec, idgen_epoch_unix_ms, 1);
+	if (spec->node_bits > 0)
+	{
+		fixed->datacenter = idgen_fixed_field_index(fixed, "datacenter");
+		fixed->worker = idgen_fixed_field_index(fixed, "worker");
+	}
+	if (spec->tick_limit != layout->tick_limit ||
+		idgen_fixed_compose(spec, last, 0, 0) != fixed->compose(last, 0, 0) ||
+		idgen_fixed_compose(spec, 0, fixed->which_max, 0) !=
+		fixed->compose(0, fixed->which_max, 0) ||
+		idgen_fixed_compose(spec, 0, 0, seq) != fixed->compose(0, 0, seq))
+		elog(ERROR, "the %s preset's bits differ from %s()'s", fixed->preset,
+			 layout->funcname);
+	fixed->parsed = true;
+}
+
+/*
+ * The spec of a fixed layout.  idgen.epoch cannot change while the server
+ * runs (PGC_POSTMASTER), but it is read on every call as it always was, so
+ * the decoders follow whatever the setting says.
+ */
+static inline const IdgenSpec *
+idgen_fixed_spec(IdgenFixedSpec *fixed)
+{
+	if (unlikely(!fixed->parsed))
+		idgen_fixed_spec_parse(fixed);
+	if (unlikely(fixed->spec.epoch_unix_ms != idgen_epoch_unix_ms))
+		idgen_spec_set_clock(&fixed->spec, idgen_epoch_unix_ms, 1);
+	return &fixed->spec;
+}
+
+/*
+ * The millisecond of a builder's time: 22003 if the layout cannot
+ * represent that moment, with the range it can.  timestamptz_to_str()
+ * returns a static buffer, so each result is copied before the next call.
+ */
+static int64
+idgen_fixed_tick(IdgenFixedSpec *fixed, TimestampTz ts, const char *funcname)
+{
+	const IdgenSpec *spec = idgen_fixed_spec(fixed);
+	int64		tick;
+	char	   *from;
+	char	   *to;
+
+	if (likely(idgen_spec_tick_of(spec, ts, &tick)))
+		return tick;
+	from = pstrdup(timestamptz_to_str(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms)));
+	to = pstrdup(timestamptz_to_str(idgen_unix_ms_to_timestamptz(spec->epoch_unix_ms +
+																 spec->tick_limit * spec->unit_ms)));
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("timestamp is out of range for %s()", funcname),
+			 errdetail("The %s layout covers %s to %s.", fixed->preset, from, to)));
+	pg_unreachable();
+}
+
+/* (time, node or shard, seq) of a non-negative ID */
 static Datum
-idgen_parts_tuple(FunctionCallInfo fcinfo, int64 ms, int32 which, int32 seq)
+idgen_parts_tuple(FunctionCallInfo fcinfo, const IdgenSpec *spec, int64 id,
+				  int32 which)
 {
 	TupleDesc	tupdesc;
 	Datum		values[3];
@@ -112,70 +294,11 @@ idgen_parts_tuple(FunctionCallInfo fcinfo, int64 ms, int32 which, int32 seq)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 
-	values[0] = TimestampTzGetDatum(idgen_ms_to_timestamptz(ms));
+	values[0] = TimestampTzGetDatum(idgen_spec_id_time(spec, id));
 	values[1] = Int32GetDatum(which);
-	values[2] = Int32GetDatum(seq);
+	values[2] = Int32GetDatum((int32) idgen_spec_field(spec, spec->seq_field, id));
 
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
-}
-
-/* field extraction, shared by the single-field decoders and *_decode */
-#define SNOWFLAKE_MS(id)	((id) >> IDGEN_SNOWFLAKE_TIME_SHIFT)
-#define SNOWFLAKE_NODE(id)	((int32) (((id) >> IDGEN_SNOWFLAKE_NODE_SHIFT) & IDGEN_SNOWFLAKE_MAX_NODE))
-#define SNOWFLAKE_SEQ(id)	((int32) ((id) & IDGEN_SNOWFLAKE_MAX_SEQ))
-#define INSTAGRAM_MS(id)	idgen_instagram_ms_of(id)
-#define INSTAGRAM_SHARD(id) idgen_instagram_shard_of(id)
-#define INSTAGRAM_SEQ(id)	((int32) ((id) & IDGEN_INSTAGRAM_MAX_SEQ))
-
-/* ---- snowflake decoders ---- */
-
-PG_FUNCTION_INFO_V1(idgen_snowflake_id_time);
-Datum
-idgen_snowflake_id_time(PG_FUNCTION_ARGS)
-{
-	int64		id = idgen_check_id(PG_GETARG_INT64(0));
-
-	PG_RETURN_TIMESTAMPTZ(idgen_ms_to_timestamptz(SNOWFLAKE_MS(id)));
-}
-
-PG_FUNCTION_INFO_V1(idgen_snowflake_id_node);
-Datum
-idgen_snowflake_id_node(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(SNOWFLAKE_NODE(idgen_check_id(PG_GETARG_INT64(0))));
-}
-
-PG_FUNCTION_INFO_V1(idgen_snowflake_id_datacenter);
-Datum
-idgen_snowflake_id_datacenter(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(SNOWFLAKE_NODE(idgen_check_id(PG_GETARG_INT64(0))) >>
-					IDGEN_SNOWFLAKE_WORKER_BITS);
-}
-
-PG_FUNCTION_INFO_V1(idgen_snowflake_id_worker);
-Datum
-idgen_snowflake_id_worker(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(SNOWFLAKE_NODE(idgen_check_id(PG_GETARG_INT64(0))) &
-					((1 << IDGEN_SNOWFLAKE_WORKER_BITS) - 1));
-}
-
-PG_FUNCTION_INFO_V1(idgen_snowflake_id_seq);
-Datum
-idgen_snowflake_id_seq(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(SNOWFLAKE_SEQ(idgen_check_id(PG_GETARG_INT64(0))));
-}
-
-PG_FUNCTION_INFO_V1(idgen_snowflake_id_decode);
-Datum
-idgen_snowflake_id_decode(PG_FUNCTION_ARGS)
-{
-	int64		id = idgen_check_id(PG_GETARG_INT64(0));
-
-	return idgen_parts_tuple(fcinfo, SNOWFLAKE_MS(id), SNOWFLAKE_NODE(id),
-							 SNOWFLAKE_SEQ(id));
 }
 
 /*
@@ -202,14 +325,83 @@ idgen_ms_after(TimestampTz epoch, int64 ms)
 	return result;
 }
 
+/* *_time(id, epoch): the spec's bits, the epoch given (see the header) */
+static TimestampTz
+idgen_fixed_time_after(IdgenFixedSpec *fixed, int64 id, TimestampTz epoch)
+{
+	const IdgenSpec *spec = idgen_fixed_spec(fixed);
+
+	idgen_check_id(id);
+	return idgen_ms_after(epoch, (int64) idgen_spec_field(spec, spec->time_field, id) *
+						  spec->unit_ms);
+}
+
+/* ---- snowflake decoders ---- */
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_time);
+Datum
+idgen_snowflake_id_time(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(idgen_spec_id_time(idgen_fixed_spec(&idgen_snowflake_spec),
+											 PG_GETARG_INT64(0)));
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_node);
+Datum
+idgen_snowflake_id_node(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32((int32) idgen_spec_node_of(idgen_fixed_spec(&idgen_snowflake_spec),
+											   idgen_check_id(PG_GETARG_INT64(0))));
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_datacenter);
+Datum
+idgen_snowflake_id_datacenter(PG_FUNCTION_ARGS)
+{
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_snowflake_spec);
+
+	PG_RETURN_INT32((int32) idgen_spec_field(spec, idgen_snowflake_spec.datacenter,
+											 idgen_check_id(PG_GETARG_INT64(0))));
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_worker);
+Datum
+idgen_snowflake_id_worker(PG_FUNCTION_ARGS)
+{
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_snowflake_spec);
+
+	PG_RETURN_INT32((int32) idgen_spec_field(spec, idgen_snowflake_spec.worker,
+											 idgen_check_id(PG_GETARG_INT64(0))));
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_seq);
+Datum
+idgen_snowflake_id_seq(PG_FUNCTION_ARGS)
+{
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_snowflake_spec);
+
+	PG_RETURN_INT32((int32) idgen_spec_field(spec, spec->seq_field,
+											 idgen_check_id(PG_GETARG_INT64(0))));
+}
+
+PG_FUNCTION_INFO_V1(idgen_snowflake_id_decode);
+Datum
+idgen_snowflake_id_decode(PG_FUNCTION_ARGS)
+{
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_snowflake_spec);
+	int64		id = idgen_check_id(PG_GETARG_INT64(0));
+
+	return idgen_parts_tuple(fcinfo, spec, id, (int32) idgen_spec_node_of(spec, id));
+}
+
 /* snowflake_id_time(id, epoch): reads no setting (see the header) */
 PG_FUNCTION_INFO_V1(idgen_snowflake_id_time_epoch);
 Datum
 idgen_snowflake_id_time_epoch(PG_FUNCTION_ARGS)
 {
-	int64		id = idgen_check_id(PG_GETARG_INT64(0));
-
-	PG_RETURN_TIMESTAMPTZ(idgen_ms_after(PG_GETARG_TIMESTAMPTZ(1), SNOWFLAKE_MS(id)));
+	PG_RETURN_TIMESTAMPTZ(idgen_fixed_time_after(&idgen_snowflake_spec,
+												 PG_GETARG_INT64(0),
+												 PG_GETARG_TIMESTAMPTZ(1)));
 }
 
 /* ---- instagram decoders ---- */
@@ -218,9 +410,8 @@ PG_FUNCTION_INFO_V1(idgen_instagram_id_time);
 Datum
 idgen_instagram_id_time(PG_FUNCTION_ARGS)
 {
-	int64		id = idgen_check_id(PG_GETARG_INT64(0));
-
-	PG_RETURN_TIMESTAMPTZ(idgen_ms_to_timestamptz(INSTAGRAM_MS(id)));
+	PG_RETURN_TIMESTAMPTZ(idgen_spec_id_time(idgen_fixed_spec(&idgen_instagram_spec),
+											 PG_GETARG_INT64(0)));
 }
 
 /* instagram_id_time(id, epoch): reads no setting (see the header) */
@@ -228,33 +419,40 @@ PG_FUNCTION_INFO_V1(idgen_instagram_id_time_epoch);
 Datum
 idgen_instagram_id_time_epoch(PG_FUNCTION_ARGS)
 {
-	int64		id = idgen_check_id(PG_GETARG_INT64(0));
-
-	PG_RETURN_TIMESTAMPTZ(idgen_ms_after(PG_GETARG_TIMESTAMPTZ(1), INSTAGRAM_MS(id)));
+	PG_RETURN_TIMESTAMPTZ(idgen_fixed_time_after(&idgen_instagram_spec,
+												 PG_GETARG_INT64(0),
+												 PG_GETARG_TIMESTAMPTZ(1)));
 }
 
 PG_FUNCTION_INFO_V1(idgen_instagram_id_shard);
 Datum
 idgen_instagram_id_shard(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT32(INSTAGRAM_SHARD(idgen_check_id(PG_GETARG_INT64(0))));
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_instagram_spec);
+
+	PG_RETURN_INT32((int32) idgen_spec_field(spec, spec->shard_field,
+											 idgen_check_id(PG_GETARG_INT64(0))));
 }
 
 PG_FUNCTION_INFO_V1(idgen_instagram_id_seq);
 Datum
 idgen_instagram_id_seq(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT32(INSTAGRAM_SEQ(idgen_check_id(PG_GETARG_INT64(0))));
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_instagram_spec);
+
+	PG_RETURN_INT32((int32) idgen_spec_field(spec, spec->seq_field,
+											 idgen_check_id(PG_GETARG_INT64(0))));
 }
 
 PG_FUNCTION_INFO_V1(idgen_instagram_id_decode);
 Datum
 idgen_instagram_id_decode(PG_FUNCTION_ARGS)
 {
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_instagram_spec);
 	int64		id = idgen_check_id(PG_GETARG_INT64(0));
 
-	return idgen_parts_tuple(fcinfo, INSTAGRAM_MS(id), INSTAGRAM_SHARD(id),
-							 INSTAGRAM_SEQ(id));
+	return idgen_parts_tuple(fcinfo, spec, id,
+							 (int32) idgen_spec_field(spec, spec->shard_field, id));
 }
 
 /* ---- builders ---- */
@@ -263,54 +461,53 @@ PG_FUNCTION_INFO_V1(idgen_snowflake_id_from_time);
 Datum
 idgen_snowflake_id_from_time(PG_FUNCTION_ARGS)
 {
-	int64		ms = idgen_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0),
-											 &idgen_snowflake_layout,
-											 "snowflake_id_from_time");
+	int64		tick = idgen_fixed_tick(&idgen_snowflake_spec, PG_GETARG_TIMESTAMPTZ(0),
+										"snowflake_id_from_time");
 
-	PG_RETURN_INT64(idgen_snowflake_compose(ms, 0, 0));
+	PG_RETURN_INT64(idgen_spec_from_tick(&idgen_snowflake_spec.spec, tick, 0, 0));
 }
 
 PG_FUNCTION_INFO_V1(idgen_snowflake_id_from_parts);
 Datum
 idgen_snowflake_id_from_parts(PG_FUNCTION_ARGS)
 {
-	int64		ms = idgen_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0),
-											 &idgen_snowflake_layout,
-											 "snowflake_id_from_parts");
+	int64		tick = idgen_fixed_tick(&idgen_snowflake_spec, PG_GETARG_TIMESTAMPTZ(0),
+										"snowflake_id_from_parts");
+	const IdgenSpec *spec = &idgen_snowflake_spec.spec;
 	int32		node = PG_GETARG_INT32(1);
 	int32		seq = PG_GETARG_INT32(2);
 
-	idgen_check_part("node", node, IDGEN_SNOWFLAKE_MAX_NODE);
-	idgen_check_part("sequence", seq, IDGEN_SNOWFLAKE_MAX_SEQ);
-	PG_RETURN_INT64(idgen_snowflake_compose(ms, node, seq));
+	idgen_check_part("node", node, idgen_spec_node_max(spec));
+	idgen_check_part("sequence", seq, idgen_spec_field_max(spec, spec->seq_field));
+	PG_RETURN_INT64(idgen_fixed_compose(spec, tick, node, seq));
 }
 
 PG_FUNCTION_INFO_V1(idgen_instagram_id_from_time);
 Datum
 idgen_instagram_id_from_time(PG_FUNCTION_ARGS)
 {
-	int64		ms = idgen_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0),
-											 &idgen_instagram_layout,
-											 "instagram_id_from_time");
+	int64		tick = idgen_fixed_tick(&idgen_instagram_spec, PG_GETARG_TIMESTAMPTZ(0),
+										"instagram_id_from_time");
+	const IdgenSpec *spec = &idgen_instagram_spec.spec;
 	int32		shard = PG_GETARG_INT32(1);
 
-	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
-	PG_RETURN_INT64(idgen_instagram_compose(ms, shard, 0));
+	idgen_check_part("shard", shard, idgen_spec_field_max(spec, spec->shard_field));
+	PG_RETURN_INT64(idgen_spec_from_tick(spec, tick, 0, shard));
 }
 
 PG_FUNCTION_INFO_V1(idgen_instagram_id_from_parts);
 Datum
 idgen_instagram_id_from_parts(PG_FUNCTION_ARGS)
 {
-	int64		ms = idgen_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0),
-											 &idgen_instagram_layout,
-											 "instagram_id_from_parts");
+	int64		tick = idgen_fixed_tick(&idgen_instagram_spec, PG_GETARG_TIMESTAMPTZ(0),
+										"instagram_id_from_parts");
+	const IdgenSpec *spec = &idgen_instagram_spec.spec;
 	int32		shard = PG_GETARG_INT32(1);
 	int32		seq = PG_GETARG_INT32(2);
 
-	idgen_check_part("shard", shard, IDGEN_INSTAGRAM_MAX_SHARD);
-	idgen_check_part("sequence", seq, IDGEN_INSTAGRAM_MAX_SEQ);
-	PG_RETURN_INT64(idgen_instagram_compose(ms, shard, seq));
+	idgen_check_part("shard", shard, idgen_spec_field_max(spec, spec->shard_field));
+	idgen_check_part("sequence", seq, idgen_spec_field_max(spec, spec->seq_field));
+	PG_RETURN_INT64(idgen_fixed_compose(spec, tick, shard, seq));
 }
 
 /*

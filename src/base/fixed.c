@@ -4,7 +4,9 @@
  *	  The layouts of the fixed generators: snowflake, instagram, and the
  *	  two 128-bit ones.
  *
- * Plain data that the engine, the decoders and the keeper's floors use;
+ * Plain data that the engine and the keeper's floors use, and that the
+ * decoders check the presets they read the bits from against
+ * (base/decode.c);
  * the generators themselves live in shared memory (shared/shmem.c keeps the table
  * of them) and their SQL functions in backend/snowflake.c, backend/instagram.c and backend/uuid.c.
  * Every fixed layout counts milliseconds since idgen.epoch.
