@@ -161,7 +161,7 @@ idgen_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* idgen's shared memory: IdgenShared (shmem.c) and the named slots (slots.c) */
+/* idgen's shared memory: IdgenShared (shared/shmem.c) and the named slots (shared/slots.c) */
 static void
 idgen_shmem_request_hook(void)
 {

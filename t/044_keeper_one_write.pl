@@ -2,7 +2,8 @@
 # instagram_id_advance(), a counter that needs a new reservation and a
 # time reservation that must be extended, all pending at once, are made
 # durable by one commit (one WAL flush, one wait for the synchronous
-# standbys), and every caller gets its value.  After an immediate stop,
+# standbys), and every caller gets its value.  Restarts asked for round
+# after round do not starve the other counters.  After an immediate stop,
 # nothing handed out is issued again.
 #
 # The keeper's ticks are held by idgen_test_hold_keeper_ticks(n) while the
@@ -85,6 +86,37 @@ is($node->safe_psql('postgres', 'SELECT idgen_test_durable_commits()') - $commit
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM idgen_shard_floor WHERE shard = 5 AND id >= $shard_id AND NOT released"),
 	'1', 'the shard floor is in its table');
+
+# Restarts asked for round after round do not starve the other counters:
+# a round after one with restarts extends first.  A caller of "c" waits
+# for a new reservation while "r" is restarted, and restarted again before
+# the next round; that next round serves the caller.
+$node->safe_psql('postgres', q{
+	SELECT idgen_test_hold_keeper_ticks(-1);
+	SELECT idgen_create_generator('r', 'seq:40', prefetch => 100);});
+$node->poll_query_until('postgres', q{SELECT idgen_next('r') >= 0})
+  or die 'r did not issue';
+$node->safe_psql('postgres', q{
+	SELECT count(idgen_next('c')) FROM generate_series(1, 50);
+	SELECT idgen_test_hold_keeper_ticks(0);
+	SELECT idgen_restart_generator('r', 1);});
+my $starved = psql_background($node, 'postgres',
+	q{SELECT count(*) FROM (SELECT idgen_next('c') FROM generate_series(1, 101)) s},
+	application_name => 'starved', on_error_stop => 1);
+ok($node->poll_query_until('postgres',
+		"SELECT wait_event LIKE 'Idgen%' FROM pg_stat_activity WHERE application_name = 'starved'"),
+	'a caller of another counter waits for its reservation');
+$commits = $node->safe_psql('postgres', 'SELECT idgen_test_durable_commits()');
+$node->safe_psql('postgres', 'SELECT idgen_test_hold_keeper_ticks(1)');
+ok($node->poll_query_until('postgres',
+		"SELECT idgen_test_durable_commits() > $commits"),
+	'one round restarted "r"');
+$node->safe_psql('postgres', q{SELECT idgen_restart_generator('r', 1)});
+$node->safe_psql('postgres', 'SELECT idgen_test_hold_keeper_ticks(1)');
+$starved->{h}->finish;
+is($starved->{out}, "101\n",
+	'the next round served it, though "r" asked for another restart')
+  or diag $starved->{err};
 
 # Nothing handed out is issued again after an immediate stop.
 $node->safe_psql('postgres', 'SELECT idgen_test_hold_keeper_ticks(-1)');

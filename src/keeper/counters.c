@@ -994,10 +994,13 @@ idgen_registry_plan_parking(void)
 
 /*
  * The lines of counter slot's name that earlier definitions of it, of its
- * own ID space, wrote with the seq field where its own is: a superuser's
- * restart below them (idgen_restart_generator) says their values are free
- * again, and no other generator reads them.  A shared space's lines stay:
- * they floor the space's other members.
+ * own ID space, wrote with the seq field where its own is, to the table
+ * its state is in now: a superuser's restart below them
+ * (idgen_restart_generator) says their values are free again, and only
+ * this name reads them.  A shared space's lines stay (they floor the
+ * space's other members), and so do those recorded for another database
+ * or table: a counter of the name there (idgen.database set back) was not
+ * restarted.
  */
 static void
 idgen_counter_floors_forget_earlier(const IdgenNamedSlot *slot)
@@ -1014,6 +1017,7 @@ idgen_counter_floors_forget_earlier(const IdgenNamedSlot *slot)
 
 		if (!(cf->node_value == slot->node_value && cf->seq_shift == shift &&
 			  cf->form != form && cf->space[0] == '\0' &&
+			  cf->dboid == MyDatabaseId && cf->relid == counter_state_relid &&
 			  cf->seq_bits == idgen_counter_seq_bits(&slot->spec) &&
 			  strcmp(cf->name, slot->name) == 0))
 			counter_floors[kept++] = *cf;

@@ -582,7 +582,7 @@ idgen_keeper_note_durable(int64 unix_ms)
  * One round of the keeper: what each part plans to make durable, written
  * in one transaction and made durable by one commit (one WAL flush, one
  * wait for the synchronous standbys), then published.  Each part keeps its
- * own plan (shardfloors.c, counterstate.c); this says only which parts
+ * own plan (keeper/shards.c, keeper/counters.c); this says only which parts
  * take part.  Planning publishes nothing, so an error before the publish
  * phase leaves nothing of the round visible, and the next round plans
  * again: the floors' request is looked at again (idgen_keeper_recover),
@@ -698,7 +698,7 @@ idgen_keeper_round_write(const IdgenKeeperRound *round, IdgenKeeperObjects *objs
 
 /*
  * The round is durable: publish it, each part by its own rules, then wake
- * the callers.  Shard floors first (shardfloors.c tells their callers);
+ * the callers.  Shard floors first (keeper/shards.c tells their callers);
  * then the counters, whose publish writes the data directory's floors
  * file before the backends see the reservation (idgen_counter_floors_cover)
  * and has etcd record them under a leased node id; then the time
@@ -756,6 +756,9 @@ idgen_keeper_reserve_to(int64 target_ms)
 	idgen_keeper_round_publish(&round, &objs);
 }
 
+/* the last round restarted counters (idgen_keeper_tick) */
+static bool restarted_last = false;
+
 /*
  * Decide what to make durable, and do it in one round: the shard floors
  * and releases instagram_id_advance() and instagram_id_release() asked
@@ -791,14 +794,20 @@ idgen_keeper_tick(void)
 	round.floors = idgen_shard_floors_plan();
 
 	/*
-	 * Restarts and extensions share counterstate.c's one plan, and a
+	 * Restarts and extensions share keeper/counters.c's one plan, and a
 	 * restart's row is written exactly where an extension's never goes
 	 * lower: a round with restarts leaves the extensions to the next
 	 * round, which follows at once (a restarted counter has nothing
 	 * reserved beyond its new start, so its callers wait for that one).
+	 * A round after one with restarts extends first, so that restarts
+	 * asked for round after round cannot starve the other counters'
+	 * callers; the restarts wait a round, their counters switched off.
 	 */
-	round.counters = idgen_registry_plan_restarts();
-	round.restarts = round.counters > 0;
+	if (!restarted_last)
+	{
+		round.counters = idgen_registry_plan_restarts();
+		round.restarts = round.counters > 0;
+	}
 	if (!round.restarts)
 		round.counters = idgen_registry_plan_counters();
 
@@ -822,7 +831,8 @@ idgen_keeper_tick(void)
 		idgen_keeper_round_publish(&round, &objs);
 	}
 	/* restarts carried out: their counters' extensions next, at once */
-	if (round.restarts && OidIsValid(objs.counters))
+	restarted_last = round.restarts && OidIsValid(objs.counters);
+	if (restarted_last)
 		return 0;
 	return Max(half / 2, 1);
 }
