@@ -994,13 +994,12 @@ idgen_registry_plan_parking(void)
 
 /*
  * The lines of counter slot's name that earlier definitions of it, of its
- * own ID space, wrote with the seq field where its own is, to the table
- * its state is in now: a superuser's restart below them
- * (idgen_restart_generator) says their values are free again, and only
- * this name reads them.  A shared space's lines stay (they floor the
- * space's other members), and so do those recorded for another database
- * or table: a counter of the name there (idgen.database set back) was not
- * restarted.
+ * own ID space, wrote with the seq field where its own is: a superuser's
+ * restart below them (idgen_restart_generator) says their values are free
+ * again, and only this name reads them; so are those recorded for another
+ * table (an extension re-created, idgen.database changed), as a line of
+ * the same definition is one line whatever its table.  A shared space's
+ * lines stay: they floor the space's other members.
  */
 static void
 idgen_counter_floors_forget_earlier(const IdgenNamedSlot *slot)
@@ -1017,7 +1016,6 @@ idgen_counter_floors_forget_earlier(const IdgenNamedSlot *slot)
 
 		if (!(cf->node_value == slot->node_value && cf->seq_shift == shift &&
 			  cf->form != form && cf->space[0] == '\0' &&
-			  cf->dboid == MyDatabaseId && cf->relid == counter_state_relid &&
 			  cf->seq_bits == idgen_counter_seq_bits(&slot->spec) &&
 			  strcmp(cf->name, slot->name) == 0))
 			counter_floors[kept++] = *cf;

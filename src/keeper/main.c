@@ -777,6 +777,7 @@ idgen_keeper_tick(void)
 	int64		edge = Max(now, issued);
 	IdgenKeeperRound round = {0};
 	IdgenKeeperObjects objs = {0};
+	bool		extend_first;
 
 #ifdef IDGEN_TEST_HOOKS
 	/* held by idgen_test_hold_keeper_ticks(): n - 1 more ticks, then none */
@@ -803,7 +804,10 @@ idgen_keeper_tick(void)
 	 * asked for round after round cannot starve the other counters'
 	 * callers; the restarts wait a round, their counters switched off.
 	 */
-	if (!restarted_last)
+	/* taken now: a round that throws must not leave it set */
+	extend_first = restarted_last;
+	restarted_last = false;
+	if (!extend_first)
 	{
 		round.counters = idgen_registry_plan_restarts();
 		round.restarts = round.counters > 0;
