@@ -12,8 +12,9 @@
  * its own.
  *
  * These read no clock and no shared state: the result depends only on the
- * arguments and on idgen.epoch, which is fixed for the life of the server
- * (PGC_POSTMASTER) and guarded against changes once IDs exist.  That is
+ * arguments and on idgen.epoch, which is fixed for the life of a server
+ * that preloads idgen (PGC_POSTMASTER; without the preload nothing is
+ * issued) and guarded against changes once IDs exist.  That is
  * what lets them be IMMUTABLE, usable in indexes and generated columns, and
  * work without shared_preload_libraries.  Another server (a restore
  * target, a logical-replication subscriber) may run with another epoch,
@@ -242,9 +243,10 @@ idgen_fixed_spec_parse(IdgenFixedSpec *fixed)
 }
 
 /*
- * The spec of a fixed layout.  idgen.epoch cannot change while the server
- * runs (PGC_POSTMASTER), but it is read on every call as it always was, so
- * the decoders follow whatever the setting says.
+ * The spec of a fixed layout.  idgen.epoch is fixed for the life of a
+ * server that preloads idgen (PGC_POSTMASTER), but one that does not may
+ * change it at a reload (PGC_SIGHUP): it is read on every call as it
+ * always was, so the decoders follow whatever the setting says.
  */
 static inline const IdgenSpec *
 idgen_fixed_spec(IdgenFixedSpec *fixed)

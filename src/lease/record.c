@@ -24,6 +24,7 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
@@ -238,7 +239,8 @@ idgen_lease_parse_counter(JsonbContainer *entry)
 		char	   *text = idgen_json_string(entry, "form");
 		char	   *end;
 
-		if (text == NULL)
+		/* digits only: strtou64 would take "-1" as 2^64 - 1 */
+		if (text == NULL || !isdigit((unsigned char) text[0]))
 			return NULL;
 		errno = 0;
 		form = strtou64(text, &end, 10);
