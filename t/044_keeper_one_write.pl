@@ -61,7 +61,7 @@ my %callers = (
 foreach my $who (sort keys %callers)
 {
 	ok($node->poll_query_until('postgres',
-			"SELECT wait_event LIKE 'Idgen%' FROM pg_stat_activity WHERE application_name = '$who'"),
+			"SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE application_name = '$who'"),
 		"$who waits for the keeper");
 }
 
@@ -104,7 +104,7 @@ my $starved = psql_background($node, 'postgres',
 	q{SELECT count(*) FROM (SELECT idgen_next('c') FROM generate_series(1, 101)) s},
 	application_name => 'starved', on_error_stop => 1);
 ok($node->poll_query_until('postgres',
-		"SELECT wait_event LIKE 'Idgen%' FROM pg_stat_activity WHERE application_name = 'starved'"),
+		"SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE application_name = 'starved'"),
 	'a caller of another counter waits for its reservation');
 $commits = $node->safe_psql('postgres', 'SELECT idgen_test_durable_commits()');
 $node->safe_psql('postgres', 'SELECT idgen_test_hold_keeper_ticks(1)');
