@@ -247,7 +247,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(!FUZZ_TRY(idgen_parse_counter_options(again, 0, 0, (int32) stripes, owned,
 														 (int64) segment, (int64) start)) &&
 				   fuzz_last_sqlstate == problem.sqlstate &&
-				   strcmp(fuzz_last_message, problem.message) == 0,
+				   strncmp(fuzz_last_message, problem.message,
+						   sizeof(fuzz_last_message) - 1) == 0,
 				   "\"%s\" / \"%s\": refused with \"%s\", but the raising parser says %s: %s",
 				   in, owned ? owned : "", problem.message,
 				   unpack_sql_state(fuzz_last_sqlstate), fuzz_last_message);

@@ -299,7 +299,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				   problem.message ? problem.message : "(no message)");
 		FUZZ_CHECK(!FUZZ_TRY(idgen_parse_layout(text, &again, &epoch_given, &unit_given)) &&
 				   fuzz_last_sqlstate == problem.sqlstate &&
-				   strcmp(fuzz_last_message, problem.message) == 0,
+				   strncmp(fuzz_last_message, problem.message,
+						   sizeof(fuzz_last_message) - 1) == 0,
 				   "\"%s\": refused with \"%s\", but the raising parser says %s: %s",
 				   text, problem.message, unpack_sql_state(fuzz_last_sqlstate),
 				   fuzz_last_message);

@@ -129,18 +129,24 @@ sub etcdctl
 	return $out;
 }
 
-# The value of a key, '' if absent, 'unreachable' if etcd does not answer.
+# The value of a key, '' if absent, 'unreachable' if etcd does not answer
+# three tries of 5 s each: a TLS handshake on a loaded machine can take
+# seconds, and one slow answer is not an etcd that is gone.
 sub etcd_get
 {
 	my ($key) = @_;
-	my ($out, $err) = ('', '');
-	my $ok = IPC::Run::run(
-		[ 'etcdctl', '--endpoints', etcd_url(), @ctl_opts, '--dial-timeout', '2s',
-		  'get', $key, '--print-value-only' ],
-		'>', \$out, '2>', \$err);
-	return 'unreachable' unless $ok;
-	chomp $out;
-	return $out;
+	for my $try (1 .. 3)
+	{
+		my ($out, $err) = ('', '');
+		my $ok = IPC::Run::run(
+			[ 'etcdctl', '--endpoints', etcd_url(), @ctl_opts, '--dial-timeout', '5s',
+			  'get', $key, '--print-value-only' ],
+			'>', \$out, '2>', \$err);
+		next unless $ok;
+		chomp $out;
+		return $out;
+	}
+	return 'unreachable';
 }
 
 # Wait for etcd to drop a key (a lease expiring); true once it has.
