@@ -45,8 +45,8 @@ sub draw
 		INSERT INTO ids SELECT idgen_next('c') FROM generate_series(1, $n) RETURNING id}) =~ s/.*\n//sr;
 }
 
-# The next value, once the counter issues again (a parked one answers 55P03,
-# and a failed call takes nothing).
+# The next value, once the counter issues again (a parked or restarting one
+# answers 55P03, and a failed call takes nothing).
 sub next_value
 {
 	my $value;
@@ -58,7 +58,7 @@ sub next_value
 			$value = $out;
 			return 1;
 		}
-		die "unexpected error: $err" unless $err =~ /55P03|idgen keeper/;
+		die "unexpected error: $err" unless $err =~ /55P03|idgen keeper|is being restarted/;
 		return 0;
 	}) or die 'the counter did not issue again';
 	return $value;
