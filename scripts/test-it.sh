@@ -371,7 +371,11 @@ for version in $versions; do
 		run_lane "$version" >"$state/lane.$version.log" 2>&1 || true
 		cat "$state/lane.$version.log"
 	else
-		run_lane "$version" >"$state/lane.$version.log" 2>&1 &
+		# each lane records its own exit status: bash forgets a finished
+		# job's status once its PID is reused, and a run forks so many
+		# processes that PIDs wrap (32,768 by default) before it ends
+		{ run_lane "$version"; echo $? >"$state/lane.$version.rc"; } \
+			>"$state/lane.$version.log" 2>&1 &
 		pids+=($!)
 	fi
 done
@@ -400,10 +404,13 @@ if [ -z "$serial" ]; then
 		echo "$line"
 	done
 	# a lane that ended otherwise than by finishing (killed, or a fault of
-	# this script) fails the run, whatever it recorded
+	# this script: then it wrote no status) fails the run, whatever it
+	# recorded
+	wait || true
 	lane_failed=0
-	for pid in "${pids[@]}"; do
-		wait "$pid" || lane_failed=$((lane_failed + 1))
+	for version in $versions; do
+		[ "$(cat "$state/lane.$version.rc" 2>/dev/null)" = 0 ] ||
+			lane_failed=$((lane_failed + 1))
 	done
 	for version in $versions; do
 		say "lane of PostgreSQL $version (its whole log)"
