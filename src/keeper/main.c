@@ -471,7 +471,6 @@ idgen_keeper_load_while_running(const IdgenKeeperObjects *objs,
 								bool have_epoch, bool have_hwm, int64 durable,
 								int64 published)
 {
-	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	int64		hwm_written = 0;
 
 	/* lost while we run: the epoch cannot have changed (start-time) */
@@ -512,13 +511,7 @@ idgen_keeper_load_while_running(const IdgenKeeperObjects *objs,
 		 * is on disk: it is ready now, not at the next write, which an idle
 		 * server may not need for a long time.
 		 */
-		LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
-		strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
-		SpinLockAcquire(&keeper->mutex);
-		keeper->failures = 0;
-		keeper->state = IDGEN_KEEPER_READY;
-		SpinLockRelease(&keeper->mutex);
-		LWLockRelease(keeper->lock);
+		idgen_keeper_note_durable(0);
 	}
 }
 
@@ -561,15 +554,22 @@ idgen_keeper_load(void)
 	return true;
 }
 
-/* A reservation (Unix ms) was committed durably: the keeper is ready. */
+/*
+ * The published reservation is durable: the keeper is ready.  unix_ms is
+ * a reservation just committed (Unix ms), recorded and counted as a
+ * write; 0 when a new keeper finds the published one on disk.
+ */
 static void
 idgen_keeper_note_durable(int64 unix_ms)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 
 	LWLockAcquire(keeper->lock, LW_EXCLUSIVE);
-	keeper->durable_unix_ms = unix_ms;
-	keeper->writes++;
+	if (unix_ms > 0)
+	{
+		keeper->durable_unix_ms = unix_ms;
+		keeper->writes++;
+	}
 	strlcpy(keeper->message, "the reservation is durable", sizeof(keeper->message));
 	SpinLockAcquire(&keeper->mutex);
 	keeper->failures = 0;

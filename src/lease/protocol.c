@@ -456,6 +456,23 @@ idgen_lease_claim(void)
 }
 
 /*
+ * The lease is no longer ours: claim again at once, and hand over first
+ * what this server reserved if the record was known (idgen_lease_hand_over:
+ * a holder etcd forgot writes it back before it claims again).
+ */
+static void
+idgen_lease_forget(void)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+
+	SpinLockAcquire(&lease->mutex);
+	lease->lease_id = 0;
+	SpinLockRelease(&lease->mutex);
+	next_claim_ms = 0;
+	handover_pending = record_known;
+}
+
+/*
  * Our lease no longer holds the node key (deleted by hand, or etcd
  * restored from a snapshot older than the claim): the lease is worth
  * nothing.  Stop generation, give the lease back, and claim afresh at the
@@ -464,15 +481,9 @@ idgen_lease_claim(void)
 static void
 idgen_lease_give_up(int64 lease_id)
 {
-	IdgenLease *lease = LEASE(idgen_shared);
-
 	idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
 	idgen_etcd_revoke(lease_id, idgen_lease_request_timeout(), &etcd_failure);
-	SpinLockAcquire(&lease->mutex);
-	lease->lease_id = 0;
-	SpinLockRelease(&lease->mutex);
-	next_claim_ms = 0;
-	handover_pending = record_known;
+	idgen_lease_forget();
 }
 
 /*
@@ -597,11 +608,7 @@ idgen_lease_step(void)
 								   psprintf("the lease " INT64_FORMAT " is gone from etcd: it expired, or etcd was restored from a snapshot older than it",
 										lease_id),
 								   false);
-			SpinLockAcquire(&lease->mutex);
-			lease->lease_id = 0;
-			SpinLockRelease(&lease->mutex);
-			next_claim_ms = 0;
-			handover_pending = record_known;
+			idgen_lease_forget();
 		}
 		else
 		{
