@@ -153,6 +153,18 @@ like(error_of($node, q{
 	DROP SCHEMA public CASCADE;}),
 	qr/^42501: permission denied to drop extension idgen with its \d+ named generator\(s\)/,
 	'DROP SCHEMA ... CASCADE by its non-superuser owner: 42501');
+# With no generator defined the reservation, shard floors and counters'
+# states are still there: the same refusal.
+like(error_of($node, q{
+	BEGIN;
+	SELECT count(idgen_drop_generator(name, force => true))
+	  FROM idgen_generator WHERE dropped IS NULL;
+	CREATE ROLE schema_owner;
+	ALTER SCHEMA public OWNER TO schema_owner;
+	SET ROLE schema_owner;
+	DROP SCHEMA public CASCADE;}),
+	qr/^42501: permission denied to drop extension idgen in database "postgres"/,
+	'and with no generator defined: 42501 all the same');
 
 # A statement's CASCADE is its own: one said by a statement nested in a
 # plain DROP EXTENSION, whose error is caught, does not carry over to it.

@@ -1019,23 +1019,32 @@ idgen_check_drop_registry(Oid relid, bool cascade)
 	table_endscan(scan);
 	UnregisterSnapshot(snapshot);
 	table_close(rel, NoLock);
-	if (defined == 0)
-		return;
 	if (defined > 5)
 		appendStringInfo(&names, " and %d more", defined - 5);
 
 	/*
-	 * Only a superuser defines generators, and only a superuser drops them
-	 * by cascade: the owner of the extension's schema (public's is often
-	 * a database's owner, an ordinary role) may drop what it holds.
+	 * Only a superuser defines generators, and only a superuser drops them,
+	 * or the durable state that keeps IDs from coming twice (the
+	 * reservation, shard floors and releases, counters' states), by
+	 * cascade: the owner of the extension's schema (public's is often a
+	 * database's owner, an ordinary role) may drop what it holds.
 	 */
-	if (cascade && !superuser())
+	if (cascade && !superuser() && defined > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to drop extension idgen with its %d named generator(s): %s",
 						defined, names.data),
 				 errdetail("Only a superuser may drop the definitions of named generators, and this statement would drop them with the extension."),
 				 errhint("Ask a superuser to drop them with idgen_drop_generator(), or to run the statement.")));
+	if (cascade && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to drop extension idgen in database \"%s\"",
+						idgen_database),
+				 errdetail("This statement would drop idgen's durable state with the extension: its ID reservation, shard floors and releases, and counters' states, which keep IDs from being issued twice.  Only a superuser may."),
+				 errhint("Ask a superuser to run the statement.")));
+	if (defined == 0)
+		return;
 	if (cascade)
 	{
 		ereport(NOTICE,
