@@ -794,6 +794,7 @@ extern void idgen_lease_counter_of(IdgenLeaseCounter *c, const char *name,
 								   const IdgenSpec *spec, int64 fixed,
 								   uint64 seq_bound);
 extern bool idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
+									  int64 fixed,
 									  uint64 *local_floor, int *untranslatable);
 /*
  * Can no ID of a counter whose fixed bits (node and constant fields, in

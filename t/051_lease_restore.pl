@@ -26,6 +26,8 @@
 #    it cannot tell whether their IDs meet.
 # 5. Not a restore: the next holder defines the holder's counter again in
 #    other stripes; a new member in the holder's stripe starts above it.
+# 6. Not a restore: the next holder defines it again with its seq field
+#    elsewhere, kept apart by a constant bit: not refused.
 #
 # The test runs its own etcd (Debian's etcd-server) on loopback and
 # restores it with etcdctl (Debian's etcd-client; etcd 3.4 has no
@@ -424,5 +426,32 @@ cmp_ok($b5->safe_psql('postgres',
 	'>', $a5_max,
 	'a member in the stripe an earlier definition used starts above its values');
 $b5->stop('fast');
+
+# ---- 6. A name's old IDs that a constant bit keeps apart, from the record ----
+
+# The next holder of node id 10 defines the holder's counter again with
+# its seq field elsewhere and another constant: no ID can meet the
+# holder's, so the record's entry does not refuse it (as the data
+# directory's file does not).
+my $a6 = lease_node('a6', 10);
+$a6->start;
+wait_for_keeper($a6);
+wait_for_lease($a6, 'held');
+$a6->safe_psql('postgres',
+	"SELECT idgen_create_generator('dcx', 'dc:2=1 worker:16 seq:20', prefetch => 10)");
+wait_until_generating($a6);
+$a6->safe_psql('postgres', "SELECT count(idgen_next('dcx')) FROM generate_series(1, 50)");
+$a6->stop('fast');
+
+my $b6 = lease_node('b6', 10);
+$b6->start;
+wait_for_keeper($b6);
+$b6->safe_psql('postgres',
+	"SELECT idgen_create_generator('dcx', 'dc:2=2 worker:16 seq:20 low:2=0', prefetch => 10)");
+wait_until_generating($b6);
+wait_until(sub { error_of($b6, "SELECT idgen_next('dcx')") !~ /^55P03/ });
+is(error_of($b6, "SELECT idgen_next('dcx')"), 'no error',
+	'a name whose recorded IDs a constant bit keeps apart runs with its seq field moved');
+$b6->stop('fast');
 
 done_testing();

@@ -170,8 +170,8 @@ idgen_registry_raise_node_counters(void)
 										   member->seq_shift);
 		else if (floor > 0)
 			idgen_counter_raise_floor(i, floor);
-		if (!idgen_lease_counter_floor(&slot->spec, slot->name, &floor,
-									   &untranslatable))
+		if (!idgen_lease_counter_floor(&slot->spec, slot->name, slot->node_value,
+									   &floor, &untranslatable))
 			continue;
 		if (untranslatable)
 			idgen_counter_refuse_untranslatable(i, untranslatable);
@@ -396,7 +396,8 @@ idgen_registry_install(const IdgenRegistryRow *row, int retire)
 			uint64		floor;
 			int			untranslatable;
 
-			if (idgen_lease_counter_floor(&spec, name, &floor, &untranslatable))
+			if (idgen_lease_counter_floor(&spec, name, slot->node_value, &floor,
+										  &untranslatable))
 			{
 				if (untranslatable)
 				{

@@ -108,14 +108,18 @@ idgen_lease_find_counter(List *counters, const IdgenLeaseCounter *like)
 }
 
 /*
- * A counter generator installed in this keeper (keeper/load.c): the floor
- * the record gives it, in its own local values, if any.  A bound counted
- * in a seq field of another width cannot be translated: *untranslatable
- * is then that width (the counter is refused, never guessed at); one of
- * the same width at another position neither, IDGEN_SEQ_MOVED(position).
+ * A counter generator installed in this keeper, with fixed bits fixed (its
+ * slot's node_value): the floor the record gives it, in its own local
+ * values, if any.  A bound counted in a seq field of another width cannot
+ * be translated: *untranslatable is then that width (the counter is
+ * refused, never guessed at); one of the same width at another position
+ * neither, IDGEN_SEQ_MOVED(position).  An entry whose fixed bits differ
+ * from the counter's outside both seq fields is skipped, as the data
+ * directory's file skips such a line (idgen_counter_floor_of): none of
+ * its IDs can be one of the counter's.
  */
 bool
-idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
+idgen_lease_counter_floor(const IdgenSpec *spec, const char *name, int64 fixed,
 						  uint64 *local_floor, int *untranslatable)
 {
 	int			bits = spec->fields[spec->seq_field].bits;
@@ -129,6 +133,10 @@ idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
 		IdgenLeaseCounter *c = lfirst(lc);
 
 		if (strcmp(c->name, name) != 0)
+			continue;
+		if (c->fixed_known && c->seq_bits > 0 && c->seq_shift >= 0 &&
+			idgen_counter_fixed_apart(spec, fixed, c->seq_bits, c->seq_shift,
+									  c->fixed))
 			continue;
 		/*
 		 * the old form counts the writer's local values, of stripes and a
