@@ -241,7 +241,8 @@ idgen_test_hold_keeper_ticks(PG_FUNCTION_ARGS)
 /*
  * idgen_test_durable_commits(), in a test build only: how many of the
  * keeper's commits that wrote something were made durable
- * (idgen_keeper_commit_durably) since shared memory was made.
+ * (idgen_keeper_commit_durably) since shared memory was made.  Superuser
+ * only, as every test hook.
  */
 PG_FUNCTION_INFO_V1(idgen_test_durable_commits);
 Datum
@@ -249,6 +250,7 @@ idgen_test_durable_commits(PG_FUNCTION_ARGS)
 {
 	IdgenShared *shared = idgen_require_shared("idgen_test_durable_commits");
 
+	idgen_require_superuser("idgen_test_durable_commits");
 	PG_RETURN_INT64((int64) pg_atomic_read_u64(&KEEPER(shared)->test_durable_commits));
 }
 #endif							/* IDGEN_TEST_HOOKS */
