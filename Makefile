@@ -3,11 +3,11 @@
 MODULE_big = idgen
 OBJS = \
 	src/idgen.o \
+	src/base/builtin.o \
 	src/base/clock.o \
 	src/base/codec.o \
 	src/base/counter.o \
 	src/base/decode.o \
-	src/base/fixed.o \
 	src/base/guc.o \
 	src/base/layout.o \
 	src/base/ranges.o \

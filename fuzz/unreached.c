@@ -51,10 +51,9 @@ FUZZ_UNREACHED(tm2timestamp)
  * beyond reading answers; and the date and time printing of json.c
  */
 FUZZ_UNREACHED(s_lock)
-FUZZ_UNREACHED(idgen_raise_fixed_floors)
+FUZZ_UNREACHED(idgen_keeper_raise_floors)
 FUZZ_UNREACHED(idgen_registry_note_node_counters)
 FUZZ_UNREACHED(idgen_registry_raise_node_counters)
-FUZZ_UNREACHED(idgen_registry_raise_node_floors)
 FUZZ_UNREACHED(EncodeDateOnly)
 FUZZ_UNREACHED(EncodeDateTime)
 FUZZ_UNREACHED(EncodeSpecialDate)

@@ -186,6 +186,7 @@ void
 _PG_init(void)
 {
 	idgen_define_gucs();
+	idgen_builtin_init();
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;

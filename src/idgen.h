@@ -5,11 +5,11 @@
  *
  * What every folder of src/ shares (src/README has the map).  The fixed
  * layouts are "milliseconds since idgen.epoch, then a discriminator (node
- * or shard), then a per-millisecond sequence"; every bit-layout constant
- * of theirs lives here and nowhere else, and the generators derive their
- * shifts and masks from these.  The decoders and builders read the same
- * layouts as specs of the presets "snowflake" and "instagram", checked
- * against the compose functions below (base/decode.c).
+ * or shard), then a per-millisecond sequence".  Their bits are the presets
+ * "snowflake" and "instagram", which every generator, decoder and builder
+ * of theirs reads as a spec (IdgenBuiltin); the widths below are what
+ * their SQL functions check arguments against, and the presets are
+ * checked against them once per process (base/builtin.c).
  *
  * A generator's live state is a single 64-bit "position":
  *
@@ -34,6 +34,7 @@
 
 #include "datatype/timestamp.h"
 #include "utils/timestamp.h"
+#include "common/pg_prng.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 #include "port/atomics.h"
@@ -64,8 +65,6 @@
  */
 #define IDGEN_SNOWFLAKE_NODE_BITS	10
 #define IDGEN_SNOWFLAKE_SEQ_BITS	12
-#define IDGEN_SNOWFLAKE_NODE_SHIFT	IDGEN_SNOWFLAKE_SEQ_BITS
-#define IDGEN_SNOWFLAKE_TIME_SHIFT	(IDGEN_SNOWFLAKE_SEQ_BITS + IDGEN_SNOWFLAKE_NODE_BITS)
 #define IDGEN_SNOWFLAKE_MAX_NODE	((1 << IDGEN_SNOWFLAKE_NODE_BITS) - 1)
 #define IDGEN_SNOWFLAKE_MAX_SEQ		((1 << IDGEN_SNOWFLAKE_SEQ_BITS) - 1)
 /* bit 63 stays 0, so all 41 timestamp bits are usable */
@@ -74,8 +73,6 @@
 /* instagram: 41-bit ms | 13-bit shard | 10-bit seq (all 64 bits) */
 #define IDGEN_INSTAGRAM_SHARD_BITS	13
 #define IDGEN_INSTAGRAM_SEQ_BITS	10
-#define IDGEN_INSTAGRAM_SHARD_SHIFT IDGEN_INSTAGRAM_SEQ_BITS
-#define IDGEN_INSTAGRAM_TIME_SHIFT	(IDGEN_INSTAGRAM_SEQ_BITS + IDGEN_INSTAGRAM_SHARD_BITS)
 #define IDGEN_INSTAGRAM_NSHARDS		(1 << IDGEN_INSTAGRAM_SHARD_BITS)
 #define IDGEN_INSTAGRAM_MAX_SHARD	(IDGEN_INSTAGRAM_NSHARDS - 1)
 #define IDGEN_INSTAGRAM_MAX_SEQ		((1 << IDGEN_INSTAGRAM_SEQ_BITS) - 1)
@@ -364,54 +361,6 @@ typedef struct IdgenShared
 /* The keeper's structure in shared memory s (an IdgenShared *). */
 #define KEEPER(s) (&(s)->keeper.keeper)
 
-/* Splice a node or shard into a millisecond and a sequence value. */
-static inline int64
-idgen_snowflake_compose(int64 ms, int32 node, int32 seq)
-{
-	return (ms << IDGEN_SNOWFLAKE_TIME_SHIFT) |
-		((int64) node << IDGEN_SNOWFLAKE_NODE_SHIFT) | seq;
-}
-
-static inline int64
-idgen_instagram_compose(int64 ms, int32 shard, int32 seq)
-{
-	return (int64) (((uint64) ms << IDGEN_INSTAGRAM_TIME_SHIFT) |
-					((uint64) shard << IDGEN_INSTAGRAM_SHARD_SHIFT) |
-					(uint64) seq);
-}
-
-/* The parts of a non-negative instagram ID. */
-static inline int64
-idgen_instagram_ms_of(int64 id)
-{
-	return id >> IDGEN_INSTAGRAM_TIME_SHIFT;
-}
-
-static inline int32
-idgen_instagram_shard_of(int64 id)
-{
-	return (int32) ((id >> IDGEN_INSTAGRAM_SHARD_SHIFT) & IDGEN_INSTAGRAM_MAX_SHARD);
-}
-
-/*
- * An instagram ID and its shard generator's position, (ms << seq_bits) |
- * seq, converted in one place.
- */
-static inline uint64
-idgen_instagram_position(int64 id)
-{
-	return ((uint64) id >> IDGEN_INSTAGRAM_TIME_SHIFT) << IDGEN_INSTAGRAM_SEQ_BITS |
-		((uint64) id & IDGEN_INSTAGRAM_MAX_SEQ);
-}
-
-static inline int64
-idgen_instagram_id_at(uint64 position, int32 shard)
-{
-	return idgen_instagram_compose((int64) (position >> IDGEN_INSTAGRAM_SEQ_BITS),
-								   shard,
-								   (int32) (position & IDGEN_INSTAGRAM_MAX_SEQ));
-}
-
 /*
  * A layout as the shared issuing code sees it.  Every layout counts ticks
  * of unit_ms milliseconds from its own epoch, offset_ms after idgen.epoch:
@@ -483,9 +432,7 @@ idgen_unit_div(const IdgenLayout *layout, int64 ms)
  */
 #define IDGEN_SWITCHED_OFF PG_UINT64_MAX
 
-/* base/fixed.c */
-extern const IdgenLayout idgen_snowflake_layout;
-extern const IdgenLayout idgen_instagram_layout;
+/* base/builtin.c: the 128-bit layouts, which no spec describes */
 extern const IdgenLayout idgen_uuidv7_layout;
 extern const IdgenLayout idgen_flake128_layout;
 
@@ -627,6 +574,86 @@ extern int64 idgen_timestamptz_to_unix_ms(TimestampTz ts);
 extern TimestampTz idgen_unix_ms_to_timestamptz(int64 unix_ms);
 extern Datum idgen_spec_decode_jsonb(const IdgenSpec *spec, int64 id);
 
+/*
+ * How a time layout's positions become IDs: the shifts of its spec, taken
+ * once (idgen_compose_plan), so that issuing is the engine and a few
+ * shifts.  A named generator keeps one per call site, a built-in one per
+ * process.
+ */
+typedef struct IdgenCompose
+{
+	int			seq_bits;
+	int			time_shift;
+	int			seq_shift;
+	int			shard_shift;	/* 0 if no shard field */
+	uint64		fixed;			/* node and constant bits */
+	uint64		random_mask;	/* random fields in place; 0 if none */
+} IdgenCompose;
+
+/* The ID of a position (a time layout's) and shard (0 if none). */
+static inline int64
+idgen_compose(const IdgenCompose *plan, uint64 position, int32 shard)
+{
+	uint64		id = ((position >> plan->seq_bits) << plan->time_shift) |
+		((position & ((UINT64CONST(1) << plan->seq_bits) - 1)) << plan->seq_shift) |
+		plan->fixed |
+		((uint64) shard << plan->shard_shift);
+
+	if (plan->random_mask != 0)
+		id |= pg_prng_uint64(&pg_global_prng_state) & plan->random_mask;
+	return (int64) id;
+}
+
+/*
+ * snowflake_id() and instagram_id() as specs: their presets' bits, counting
+ * ms since idgen.epoch, parsed once per process (idgen_builtin_init, from
+ * _PG_init) and checked there against the widths their SQL functions'
+ * arguments are checked with.  They issue, decode, build and are floored
+ * through the same code as named generators; only their generators live
+ * apart, in the shared block (shared/shmem.c's table).
+ */
+typedef struct IdgenBuiltin
+{
+	const char *preset;			/* and the layout's name in messages */
+	IdgenSpec	spec;			/* its clock follows idgen.epoch (decoders) */
+	IdgenLayout layout;			/* ms since idgen.epoch */
+	IdgenCompose compose;		/* fixed: the node value of node_id */
+	int32		node_id;		/* whose value compose.fixed holds; -1 none */
+	int			datacenter;		/* snowflake's node fields, by index */
+	int			worker;
+} IdgenBuiltin;
+
+/* base/builtin.c */
+extern IdgenBuiltin idgen_builtin_snowflake;
+extern IdgenBuiltin idgen_builtin_instagram;
+extern void idgen_builtin_init(void);
+extern void idgen_builtin_set_node(IdgenBuiltin *builtin, int32 node_id);
+extern uint64 idgen_instagram_position(int64 id);
+extern int32 idgen_instagram_shard_of(int64 id);
+extern int64 idgen_instagram_ms_of(int64 id);
+
+/* A snowflake_id() of a position, under node id "node". */
+static inline int64
+idgen_snowflake_id_at(uint64 position, int32 node)
+{
+	if (unlikely(node != idgen_builtin_snowflake.node_id))
+		idgen_builtin_set_node(&idgen_builtin_snowflake, node);
+	return idgen_compose(&idgen_builtin_snowflake.compose, position, 0);
+}
+
+/* An instagram_id() of a shard's position. */
+static inline int64
+idgen_instagram_id_at(uint64 position, int32 shard)
+{
+	return idgen_compose(&idgen_builtin_instagram.compose, position, shard);
+}
+
+/* base/builtin.c: a spec as the engine and the composer see it */
+extern void idgen_spec_layout(const IdgenSpec *spec, const char *name,
+							  const char *funcname, IdgenLayout *layout);
+extern void idgen_compose_plan(const IdgenSpec *spec, int64 fixed,
+							   IdgenCompose *plan);
+
 /* base/guc.c */
 extern int	idgen_node_id;
 extern int	idgen_max_lead_ms;
@@ -744,7 +771,6 @@ extern void idgen_raise_floor(IdgenGenerator *gen, const IdgenLayout *layout,
 							  int64 floor_ms);
 extern void idgen_raise_position(IdgenGenerator *gen, uint64 position);
 extern void idgen_raise_counter_next(IdgenGenerator *gen, uint64 next);
-extern void idgen_raise_fixed_floors(int64 floor_ms, bool node_only);
 IDGEN_NORETURN extern void idgen_report_never_switched_off(void);
 
 /* shared/node.c */

@@ -3,7 +3,7 @@
 # against a decode written here in SQL bit arithmetic, on issued IDs, on
 # IDs built at the edges of every field, and on arbitrary bigints; the
 # builders give back the ID they decoded; the errors at the edges keep
-# their words.  The decoders read only the IDs and idgen.epoch, so this
+# their words.  And the generators issue the bits 1.0 issued.  The decoders read only the IDs and idgen.epoch, so this
 # pins them whatever code computes them.
 use strict;
 use warnings;
@@ -71,6 +71,48 @@ is($node->safe_psql('postgres', q{
 	       count(*) FILTER (WHERE how LIKE 'built%')
 	  FROM ig}),
 	'6000|11|55', 'and 6,000 instagram IDs of 11 shards, and 55 built');
+
+# What the generators issue is 1.0's bits, checked here in SQL whatever
+# code composes them: snowflake_id() puts the node id (677) at bits 12-21
+# and the ms since the epoch above, instagram_id() the shard given at bits
+# 10-22; each ID's time lies between the clocks read before and after
+# (a generator may run ahead of the clock, never by seconds here), and the
+# positions, time and seq together, strictly increase in the order issued,
+# per shard for instagram_id().
+$node->safe_psql('postgres', q{
+CREATE TABLE b (t0 timestamptz, t1 timestamptz);
+INSERT INTO b VALUES (clock_timestamp(), NULL);
+CREATE TABLE sfo (n bigserial, id bigint);
+INSERT INTO sfo (id) SELECT snowflake_id() FROM generate_series(1, 3000);
+INSERT INTO sfo (id) SELECT unnest(snowflake_id_batch(2000));
+INSERT INTO sfo (id) SELECT snowflake_id() FROM generate_series(1, 100);
+CREATE TABLE igo (n bigserial, shard int, id bigint);
+INSERT INTO igo (shard, id) SELECT s, instagram_id(s)
+  FROM generate_series(1, 300), unnest(ARRAY[0, 77, 8191]) s;
+INSERT INTO igo (shard, id) SELECT 5, unnest(instagram_id_batch(5, 1500));
+INSERT INTO igo (shard, id) SELECT 5, instagram_id(5) FROM generate_series(1, 100);
+UPDATE b SET t1 = clock_timestamp();
+});
+is($node->safe_psql('postgres', q{
+	SELECT count(*),
+	       count(*) FILTER (WHERE id < 0 OR ((id >> 12) & 1023) <> 677
+	                          OR e.epoch_ms + (id >> 22) < floor(extract(epoch FROM b.t0) * 1000)
+	                          OR e.epoch_ms + (id >> 22) > extract(epoch FROM b.t1) * 1000 + 10000),
+	       count(*) FILTER (WHERE pos <= prev)
+	  FROM (SELECT id, ((id >> 22) << 12) | (id & 4095) AS pos,
+	               lag(((id >> 22) << 12) | (id & 4095)) OVER (ORDER BY n) AS prev
+	          FROM sfo) s, e, b}),
+	'5100|0|0', 'snowflake_id() issues the node id and the time where 1.0 did, in order');
+is($node->safe_psql('postgres', q{
+	SELECT count(*),
+	       count(*) FILTER (WHERE id < 0 OR ((id >> 10) & 8191) <> shard
+	                          OR e.epoch_ms + (id >> 23) < floor(extract(epoch FROM b.t0) * 1000)
+	                          OR e.epoch_ms + (id >> 23) > extract(epoch FROM b.t1) * 1000 + 10000),
+	       count(*) FILTER (WHERE pos <= prev)
+	  FROM (SELECT id, shard, ((id >> 23) << 10) | (id & 1023) AS pos,
+	               lag(((id >> 23) << 10) | (id & 1023)) OVER (PARTITION BY shard ORDER BY n) AS prev
+	          FROM igo) s, e, b}),
+	'2500|0|0', 'instagram_id() issues the shard and the time where 1.0 did, in order');
 
 # Each check: its name, and a condition on id (of table sf or ig, with e's
 # epoch_ms and other) that must hold for every row.  Times are compared as

@@ -79,7 +79,7 @@ idgen_instagram_id(PG_FUNCTION_ARGS)
 	uint64		position;
 
 	position = idgen_issue(&shared->instagram[shard].gen,
-						   &idgen_instagram_layout);
+						   &idgen_builtin_instagram.layout);
 	if (unlikely(position == IDGEN_SWITCHED_OFF))
 		idgen_report_shard_not_owned(shard);
 
@@ -100,7 +100,7 @@ idgen_instagram_id_batch(PG_FUNCTION_ARGS)
 	uint64		position;
 
 	position = idgen_issue_batch(&shared->instagram[shard].gen,
-								 &idgen_instagram_layout, n);
+								 &idgen_builtin_instagram.layout, n);
 	if (unlikely(position == IDGEN_SWITCHED_OFF))
 		idgen_report_shard_not_owned(shard);
 	for (int i = 0; i < n; i++, position++)

@@ -183,13 +183,9 @@ typedef struct IdgenNamedCache
 	int			slot;
 	IdgenGenerator *gen;		/* the slot's generator; NULL if sharded */
 	IdgenLayout layout;
-	int64		fixed;			/* node and constant bits */
-	int			time_shift;
-	int			seq_shift;
+	IdgenCompose compose;		/* with the node and constant bits */
 	int			shard_field;	/* -1 if none */
-	int			shard_shift;
 	int32		max_shard;
-	uint64		random_mask;	/* in place; 0 if none */
 	bool		counter;		/* a counter layout (no time field) */
 	uint64		counter_limit;	/* its local values lie below this */
 	uint64		int_limit;		/* and those whose ID fits integer */
@@ -260,21 +256,15 @@ idgen_named_cache_lookup(FunctionCallInfo fcinfo, bool allow_dropped)
 	spec = &idgen_registry_slots[cache->slot].spec;
 	idgen_slot_layout(cache->slot, &cache->layout);
 	cache->gen = spec->shard_field < 0 ? idgen_slot_generator(cache->slot, 0) : NULL;
-	cache->fixed = idgen_registry_slots[cache->slot].node_value;
+	idgen_compose_plan(spec, idgen_registry_slots[cache->slot].node_value,
+					   &cache->compose);
 	cache->counter = spec->time_field < 0;
 	cache->counter_limit = cache->counter ? spec->counter.limit : 0;
 	cache->int_limit_known = false; /* idgen_next_int() computes it */
 	cache->leased = idgen_leases_on && spec->node_bits > 0;
-	cache->time_shift = cache->counter ? 0 : spec->fields[spec->time_field].shift;
-	cache->seq_shift = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].shift;
 	cache->shard_field = spec->shard_field;
-	cache->shard_shift = spec->shard_field < 0 ? 0 : spec->fields[spec->shard_field].shift;
 	cache->max_shard = spec->shard_field < 0 ? -1 :
 		(1 << spec->fields[spec->shard_field].bits) - 1;
-	cache->random_mask = 0;
-	for (int f = 0; f < spec->nfields; f++)
-		if (spec->fields[f].kind == IDGEN_FIELD_RANDOM)
-			cache->random_mask |= ((UINT64CONST(1) << spec->fields[f].bits) - 1) << spec->fields[f].shift;
 	memcpy(cache->name, VARDATA_ANY(name), len);
 	cache->namelen = len;
 	cache->constant_name = idgen_name_is_constant(fcinfo->flinfo);
@@ -452,28 +442,14 @@ idgen_named_generator(IdgenNamedCache *cache, int32 shard)
 	return idgen_slot_generator(cache->slot, shard);
 }
 
-static inline int64
-idgen_named_compose(IdgenNamedCache *cache, uint64 position, int32 shard)
-{
-	int			seq_bits = cache->layout.seq_bits;
-	uint64		id = ((position >> seq_bits) << cache->time_shift) |
-		((position & ((UINT64CONST(1) << seq_bits) - 1)) << cache->seq_shift) |
-		(uint64) cache->fixed |
-		((uint64) shard << cache->shard_shift);
-
-	if (cache->random_mask != 0)
-		id |= pg_prng_uint64(&pg_global_prng_state) & cache->random_mask;
-	return (int64) id;
-}
-
 /* The ID of local counter value c. */
 static inline int64
 idgen_counter_compose(IdgenNamedCache *cache, uint64 c)
 {
 	const IdgenSpec *spec = &idgen_registry_slots[cache->slot].spec;
 
-	return (int64) ((idgen_counter_value(&spec->counter, c) << cache->seq_shift) |
-					(uint64) cache->fixed);
+	return (int64) ((idgen_counter_value(&spec->counter, c) << cache->compose.seq_shift) |
+					cache->compose.fixed);
 }
 
 /*
@@ -528,7 +504,7 @@ idgen_next(PG_FUNCTION_ARGS)
 	position = idgen_named_issue(cache, shard, 1, cache->counter_limit, "idgen_next");
 	if (cache->counter)
 		PG_RETURN_INT64(idgen_counter_compose(cache, position));
-	PG_RETURN_INT64(idgen_named_compose(cache, position, shard));
+	PG_RETURN_INT64(idgen_compose(&cache->compose, position, shard));
 }
 
 /*
@@ -620,7 +596,7 @@ idgen_next_batch_of(FunctionCallInfo fcinfo, bool sharded)
 			ids[i] = Int64GetDatum(idgen_counter_compose(cache, position));
 	else
 		for (int i = 0; i < n; i++, position++)
-			ids[i] = Int64GetDatum(idgen_named_compose(cache, position, shard));
+			ids[i] = Int64GetDatum(idgen_compose(&cache->compose, position, shard));
 	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
@@ -810,7 +786,7 @@ idgen_from_time_of(FunctionCallInfo fcinfo, bool sharded)
 	int64		tick = idgen_spec_tick(spec, PG_GETARG_TIMESTAMPTZ(sharded ? 2 : 1));
 	int32		shard = idgen_named_shard(fcinfo, cache, 1, sharded);
 
-	PG_RETURN_INT64(idgen_spec_from_tick(spec, tick, cache->fixed, shard));
+	PG_RETURN_INT64(idgen_spec_from_tick(spec, tick, (int64) cache->compose.fixed, shard));
 }
 
 /* idgen_from_time(name, ts); three arguments are a pre-release binding */

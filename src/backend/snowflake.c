@@ -4,7 +4,8 @@
  *	  snowflake_id(): Twitter's layout, one node-wide generator.
  *
  * All backends of all databases share one generator, so IDs of one node
- * are strictly increasing however many sessions call it.
+ * are strictly increasing however many sessions call it.  Its bits are the
+ * snowflake preset's (base/builtin.c), composed as a named generator's.
  *
  * IDENTIFICATION
  *	  src/backend/snowflake.c
@@ -28,11 +29,9 @@ idgen_snowflake_id(PG_FUNCTION_ARGS)
 	int32		node;
 
 	position = idgen_issue_with_node(&shared->snowflake.gen,
-									 &idgen_snowflake_layout, 1,
+									 &idgen_builtin_snowflake.layout, 1,
 									 "snowflake_id", &node);
-	PG_RETURN_INT64(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
-											node,
-											position & IDGEN_SNOWFLAKE_MAX_SEQ));
+	PG_RETURN_INT64(idgen_snowflake_id_at(position, node));
 }
 
 /*
@@ -51,12 +50,10 @@ idgen_snowflake_id_batch(PG_FUNCTION_ARGS)
 	int32		node;
 
 	position = idgen_issue_with_node(&shared->snowflake.gen,
-									 &idgen_snowflake_layout, n,
+									 &idgen_builtin_snowflake.layout, n,
 									 "snowflake_id_batch", &node);
 	for (int i = 0; i < n; i++, position++)
-		ids[i] = Int64GetDatum(idgen_snowflake_compose(position >> IDGEN_SNOWFLAKE_SEQ_BITS,
-													   node,
-													   position & IDGEN_SNOWFLAKE_MAX_SEQ));
+		ids[i] = Int64GetDatum(idgen_snowflake_id_at(position, node));
 	PG_RETURN_ARRAYTYPE_P(construct_array(ids, n, INT8OID, sizeof(int64),
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }

@@ -6,7 +6,7 @@
  *
  * Every decoder and builder reads its layout as an IdgenSpec: the named
  * generators' from their definitions (backend/named.c), the fixed ones'
- * from their presets (base/layout.c) under idgen.epoch.  So one piece of
+ * from their presets (base/builtin.c) under idgen.epoch.  So one piece of
  * code turns an ID and a spec into a time and fields, and a time and
  * fields into an ID; only the messages differ, each SQL function keeping
  * its own.
@@ -140,39 +140,6 @@ idgen_spec_from_tick(const IdgenSpec *spec, int64 tick, int64 above,
 
 /* ---- snowflake_id() and instagram_id() as specs ---- */
 
-/*
- * A fixed generator's layout as the decoders see it.  The bits are its
- * preset's; the clock is idgen.epoch and 1 ms, as the generator counts
- * (instagram_id() too: the instagram preset's own epoch, Instagram's, is
- * for decoding Instagram's IDs).  Parsed on a backend's first call, and
- * checked then against the compose function of the generator, so that the
- * decoders cannot come to disagree with the IDs issued.
- */
-typedef struct IdgenFixedSpec
-{
-	const char *preset;			/* and the layout's name in messages */
-	const IdgenLayout *layout;	/* the generator's */
-	int64		(*compose) (int64 ms, int32 which, int32 seq);	/* its IDs */
-	int32		which_max;		/* the largest node id or shard */
-	bool		parsed;
-	int			datacenter;		/* snowflake's node fields, by index */
-	int			worker;
-	IdgenSpec	spec;
-} IdgenFixedSpec;
-
-static IdgenFixedSpec idgen_snowflake_spec = {
-	.preset = "snowflake",
-	.layout = &idgen_snowflake_layout,
-	.compose = idgen_snowflake_compose,
-	.which_max = IDGEN_SNOWFLAKE_MAX_NODE,
-};
-static IdgenFixedSpec idgen_instagram_spec = {
-	.preset = "instagram",
-	.layout = &idgen_instagram_layout,
-	.compose = idgen_instagram_compose,
-	.which_max = IDGEN_INSTAGRAM_MAX_SHARD,
-};
-
 /* The largest value of field i. */
 static inline int32
 idgen_spec_field_max(const IdgenSpec *spec, int i)
@@ -188,11 +155,11 @@ idgen_spec_node_max(const IdgenSpec *spec)
 }
 
 /*
- * The ID of a fixed layout's parts: tick, the node id or the shard, seq;
- * each checked by the caller.
+ * The ID of a built-in layout's parts: tick, the node id or the shard,
+ * seq; each checked by the caller.
  */
 static int64
-idgen_fixed_compose(const IdgenSpec *spec, int64 tick, int32 which, int32 seq)
+idgen_parts_id(const IdgenSpec *spec, int64 tick, int32 which, int32 seq)
 {
 	bool		fits;
 
@@ -201,61 +168,20 @@ idgen_fixed_compose(const IdgenSpec *spec, int64 tick, int32 which, int32 seq)
 		((int64) seq << spec->fields[spec->seq_field].shift);
 }
 
-static int
-idgen_fixed_field_index(const IdgenFixedSpec *fixed, const char *name)
-{
-	for (int i = 0; i < fixed->spec.nfields; i++)
-		if (strcmp(fixed->spec.fields[i].name, name) == 0)
-			return i;
-	elog(ERROR, "the %s preset has no field \"%s\"", fixed->preset, name);
-	pg_unreachable();
-}
-
 /*
- * Parse a fixed layout's preset, and check that each field, all ones, lies
- * where the generator puts it, and that the time field holds as many ms.
- */
-static void
-idgen_fixed_spec_parse(IdgenFixedSpec *fixed)
-{
-	IdgenSpec  *spec = &fixed->spec;
-	const IdgenLayout *layout = fixed->layout;
-	int64		last = layout->tick_limit - 1;
-	int32		seq = (1 << layout->seq_bits) - 1;
-	bool		epoch_given;
-	bool		unit_given;
-
-	idgen_parse_layout(fixed->preset, spec, &epoch_given, &unit_given);
-	idgen_spec_set_clock(spec, idgen_epoch_unix_ms, 1);
-	if (spec->node_bits > 0)
-	{
-		fixed->datacenter = idgen_fixed_field_index(fixed, "datacenter");
-		fixed->worker = idgen_fixed_field_index(fixed, "worker");
-	}
-	if (spec->tick_limit != layout->tick_limit ||
-		idgen_fixed_compose(spec, last, 0, 0) != fixed->compose(last, 0, 0) ||
-		idgen_fixed_compose(spec, 0, fixed->which_max, 0) !=
-		fixed->compose(0, fixed->which_max, 0) ||
-		idgen_fixed_compose(spec, 0, 0, seq) != fixed->compose(0, 0, seq))
-		elog(ERROR, "the %s preset's bits differ from %s()'s", fixed->preset,
-			 layout->funcname);
-	fixed->parsed = true;
-}
-
-/*
- * The spec of a fixed layout.  idgen.epoch is fixed for the life of a
- * server that preloads idgen (PGC_POSTMASTER), but one that does not may
- * change it at a reload (PGC_SIGHUP): it is read on every call as it
- * always was, so the decoders follow whatever the setting says.
+ * The spec of a built-in layout, as the decoders read it.  idgen.epoch is
+ * fixed for the life of a server that preloads idgen (PGC_POSTMASTER), but
+ * one that does not may change it at a reload (PGC_SIGHUP): it is read on
+ * every call as it always was, so the decoders follow whatever the
+ * setting says.  Only the spec's clock follows it: the layout and compose
+ * plan the generators use count from idgen.epoch whatever it is.
  */
 static inline const IdgenSpec *
-idgen_fixed_spec(IdgenFixedSpec *fixed)
+idgen_fixed_spec(IdgenBuiltin *builtin)
 {
-	if (unlikely(!fixed->parsed))
-		idgen_fixed_spec_parse(fixed);
-	if (unlikely(fixed->spec.epoch_unix_ms != idgen_epoch_unix_ms))
-		idgen_spec_set_clock(&fixed->spec, idgen_epoch_unix_ms, 1);
-	return &fixed->spec;
+	if (unlikely(builtin->spec.epoch_unix_ms != idgen_epoch_unix_ms))
+		idgen_spec_set_clock(&builtin->spec, idgen_epoch_unix_ms, 1);
+	return &builtin->spec;
 }
 
 /*
@@ -264,7 +190,7 @@ idgen_fixed_spec(IdgenFixedSpec *fixed)
  * returns a static buffer, so each result is copied before the next call.
  */
 static int64
-idgen_fixed_tick(IdgenFixedSpec *fixed, TimestampTz ts, const char *funcname)
+idgen_fixed_tick(IdgenBuiltin *fixed, TimestampTz ts, const char *funcname)
 {
 	const IdgenSpec *spec = idgen_fixed_spec(fixed);
 	int64		tick;
@@ -329,7 +255,7 @@ idgen_ms_after(TimestampTz epoch, int64 ms)
 
 /* *_time(id, epoch): the spec's bits, the epoch given (see the header) */
 static TimestampTz
-idgen_fixed_time_after(IdgenFixedSpec *fixed, int64 id, TimestampTz epoch)
+idgen_fixed_time_after(IdgenBuiltin *fixed, int64 id, TimestampTz epoch)
 {
 	const IdgenSpec *spec = idgen_fixed_spec(fixed);
 
@@ -344,7 +270,7 @@ PG_FUNCTION_INFO_V1(idgen_snowflake_id_time);
 Datum
 idgen_snowflake_id_time(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_TIMESTAMPTZ(idgen_spec_id_time(idgen_fixed_spec(&idgen_snowflake_spec),
+	PG_RETURN_TIMESTAMPTZ(idgen_spec_id_time(idgen_fixed_spec(&idgen_builtin_snowflake),
 											 PG_GETARG_INT64(0)));
 }
 
@@ -352,7 +278,7 @@ PG_FUNCTION_INFO_V1(idgen_snowflake_id_node);
 Datum
 idgen_snowflake_id_node(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT32((int32) idgen_spec_node_of(idgen_fixed_spec(&idgen_snowflake_spec),
+	PG_RETURN_INT32((int32) idgen_spec_node_of(idgen_fixed_spec(&idgen_builtin_snowflake),
 											   idgen_check_id(PG_GETARG_INT64(0))));
 }
 
@@ -360,9 +286,9 @@ PG_FUNCTION_INFO_V1(idgen_snowflake_id_datacenter);
 Datum
 idgen_snowflake_id_datacenter(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_fixed_spec(&idgen_snowflake_spec);
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_builtin_snowflake);
 
-	PG_RETURN_INT32((int32) idgen_spec_field(spec, idgen_snowflake_spec.datacenter,
+	PG_RETURN_INT32((int32) idgen_spec_field(spec, idgen_builtin_snowflake.datacenter,
 											 idgen_check_id(PG_GETARG_INT64(0))));
 }
 
@@ -370,9 +296,9 @@ PG_FUNCTION_INFO_V1(idgen_snowflake_id_worker);
 Datum
 idgen_snowflake_id_worker(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_fixed_spec(&idgen_snowflake_spec);
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_builtin_snowflake);
 
-	PG_RETURN_INT32((int32) idgen_spec_field(spec, idgen_snowflake_spec.worker,
+	PG_RETURN_INT32((int32) idgen_spec_field(spec, idgen_builtin_snowflake.worker,
 											 idgen_check_id(PG_GETARG_INT64(0))));
 }
 
@@ -380,7 +306,7 @@ PG_FUNCTION_INFO_V1(idgen_snowflake_id_seq);
 Datum
 idgen_snowflake_id_seq(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_fixed_spec(&idgen_snowflake_spec);
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_builtin_snowflake);
 
 	PG_RETURN_INT32((int32) idgen_spec_field(spec, spec->seq_field,
 											 idgen_check_id(PG_GETARG_INT64(0))));
@@ -390,7 +316,7 @@ PG_FUNCTION_INFO_V1(idgen_snowflake_id_decode);
 Datum
 idgen_snowflake_id_decode(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_fixed_spec(&idgen_snowflake_spec);
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_builtin_snowflake);
 	int64		id = idgen_check_id(PG_GETARG_INT64(0));
 
 	return idgen_parts_tuple(fcinfo, spec, id, (int32) idgen_spec_node_of(spec, id));
@@ -401,7 +327,7 @@ PG_FUNCTION_INFO_V1(idgen_snowflake_id_time_epoch);
 Datum
 idgen_snowflake_id_time_epoch(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_TIMESTAMPTZ(idgen_fixed_time_after(&idgen_snowflake_spec,
+	PG_RETURN_TIMESTAMPTZ(idgen_fixed_time_after(&idgen_builtin_snowflake,
 												 PG_GETARG_INT64(0),
 												 PG_GETARG_TIMESTAMPTZ(1)));
 }
@@ -412,7 +338,7 @@ PG_FUNCTION_INFO_V1(idgen_instagram_id_time);
 Datum
 idgen_instagram_id_time(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_TIMESTAMPTZ(idgen_spec_id_time(idgen_fixed_spec(&idgen_instagram_spec),
+	PG_RETURN_TIMESTAMPTZ(idgen_spec_id_time(idgen_fixed_spec(&idgen_builtin_instagram),
 											 PG_GETARG_INT64(0)));
 }
 
@@ -421,7 +347,7 @@ PG_FUNCTION_INFO_V1(idgen_instagram_id_time_epoch);
 Datum
 idgen_instagram_id_time_epoch(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_TIMESTAMPTZ(idgen_fixed_time_after(&idgen_instagram_spec,
+	PG_RETURN_TIMESTAMPTZ(idgen_fixed_time_after(&idgen_builtin_instagram,
 												 PG_GETARG_INT64(0),
 												 PG_GETARG_TIMESTAMPTZ(1)));
 }
@@ -430,7 +356,7 @@ PG_FUNCTION_INFO_V1(idgen_instagram_id_shard);
 Datum
 idgen_instagram_id_shard(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_fixed_spec(&idgen_instagram_spec);
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_builtin_instagram);
 
 	PG_RETURN_INT32((int32) idgen_spec_field(spec, spec->shard_field,
 											 idgen_check_id(PG_GETARG_INT64(0))));
@@ -440,7 +366,7 @@ PG_FUNCTION_INFO_V1(idgen_instagram_id_seq);
 Datum
 idgen_instagram_id_seq(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_fixed_spec(&idgen_instagram_spec);
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_builtin_instagram);
 
 	PG_RETURN_INT32((int32) idgen_spec_field(spec, spec->seq_field,
 											 idgen_check_id(PG_GETARG_INT64(0))));
@@ -450,7 +376,7 @@ PG_FUNCTION_INFO_V1(idgen_instagram_id_decode);
 Datum
 idgen_instagram_id_decode(PG_FUNCTION_ARGS)
 {
-	const IdgenSpec *spec = idgen_fixed_spec(&idgen_instagram_spec);
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_builtin_instagram);
 	int64		id = idgen_check_id(PG_GETARG_INT64(0));
 
 	return idgen_parts_tuple(fcinfo, spec, id,
@@ -463,34 +389,34 @@ PG_FUNCTION_INFO_V1(idgen_snowflake_id_from_time);
 Datum
 idgen_snowflake_id_from_time(PG_FUNCTION_ARGS)
 {
-	int64		tick = idgen_fixed_tick(&idgen_snowflake_spec, PG_GETARG_TIMESTAMPTZ(0),
+	int64		tick = idgen_fixed_tick(&idgen_builtin_snowflake, PG_GETARG_TIMESTAMPTZ(0),
 										"snowflake_id_from_time");
 
-	PG_RETURN_INT64(idgen_spec_from_tick(&idgen_snowflake_spec.spec, tick, 0, 0));
+	PG_RETURN_INT64(idgen_spec_from_tick(idgen_fixed_spec(&idgen_builtin_snowflake), tick, 0, 0));
 }
 
 PG_FUNCTION_INFO_V1(idgen_snowflake_id_from_parts);
 Datum
 idgen_snowflake_id_from_parts(PG_FUNCTION_ARGS)
 {
-	int64		tick = idgen_fixed_tick(&idgen_snowflake_spec, PG_GETARG_TIMESTAMPTZ(0),
+	int64		tick = idgen_fixed_tick(&idgen_builtin_snowflake, PG_GETARG_TIMESTAMPTZ(0),
 										"snowflake_id_from_parts");
-	const IdgenSpec *spec = &idgen_snowflake_spec.spec;
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_builtin_snowflake);
 	int32		node = PG_GETARG_INT32(1);
 	int32		seq = PG_GETARG_INT32(2);
 
 	idgen_check_part("node", node, idgen_spec_node_max(spec));
 	idgen_check_part("sequence", seq, idgen_spec_field_max(spec, spec->seq_field));
-	PG_RETURN_INT64(idgen_fixed_compose(spec, tick, node, seq));
+	PG_RETURN_INT64(idgen_parts_id(spec, tick, node, seq));
 }
 
 PG_FUNCTION_INFO_V1(idgen_instagram_id_from_time);
 Datum
 idgen_instagram_id_from_time(PG_FUNCTION_ARGS)
 {
-	int64		tick = idgen_fixed_tick(&idgen_instagram_spec, PG_GETARG_TIMESTAMPTZ(0),
+	int64		tick = idgen_fixed_tick(&idgen_builtin_instagram, PG_GETARG_TIMESTAMPTZ(0),
 										"instagram_id_from_time");
-	const IdgenSpec *spec = &idgen_instagram_spec.spec;
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_builtin_instagram);
 	int32		shard = PG_GETARG_INT32(1);
 
 	idgen_check_part("shard", shard, idgen_spec_field_max(spec, spec->shard_field));
@@ -501,15 +427,15 @@ PG_FUNCTION_INFO_V1(idgen_instagram_id_from_parts);
 Datum
 idgen_instagram_id_from_parts(PG_FUNCTION_ARGS)
 {
-	int64		tick = idgen_fixed_tick(&idgen_instagram_spec, PG_GETARG_TIMESTAMPTZ(0),
+	int64		tick = idgen_fixed_tick(&idgen_builtin_instagram, PG_GETARG_TIMESTAMPTZ(0),
 										"instagram_id_from_parts");
-	const IdgenSpec *spec = &idgen_instagram_spec.spec;
+	const IdgenSpec *spec = idgen_fixed_spec(&idgen_builtin_instagram);
 	int32		shard = PG_GETARG_INT32(1);
 	int32		seq = PG_GETARG_INT32(2);
 
 	idgen_check_part("shard", shard, idgen_spec_field_max(spec, spec->shard_field));
 	idgen_check_part("sequence", seq, idgen_spec_field_max(spec, spec->seq_field));
-	PG_RETURN_INT64(idgen_fixed_compose(spec, tick, shard, seq));
+	PG_RETURN_INT64(idgen_parts_id(spec, tick, shard, seq));
 }
 
 /*

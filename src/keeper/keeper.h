@@ -18,8 +18,7 @@
 #include "shared/slots.h"
 
 /* keeper/load.c: the load into the slots, and the floors it applies */
-extern void idgen_registry_set_floor(int64 floor_unix_ms);
-extern void idgen_registry_raise_node_floors(int64 floor_unix_ms);
+extern void idgen_keeper_raise_floors(int64 floor_unix_ms, bool node_only);
 extern void idgen_registry_raise_node_counters(void);
 extern void idgen_registry_note_node_counters(void);
 extern void idgen_registry_load(Oid relid);

@@ -90,35 +90,54 @@
 
 /* ---- the keeper's side ---- */
 
-/* The floor of every slot installed from now on (Unix ms). */
-void
-idgen_registry_set_floor(int64 floor_unix_ms)
-{
-	idgen_registry_shm->floor_unix_ms = floor_unix_ms;
-}
-
 /*
- * Floor every slot that embeds the node id, installed or still to come, at
- * floor_unix_ms: this server has just claimed a node id whose previous
- * holder may have issued up to there (lease/protocol.c).
+ * Floor the time generators, fixed and named, installed or still to come,
+ * at floor_unix_ms: every one when shared memory is new (the keeper's
+ * load at start: IDs below the last durable reservation may have been
+ * issued before a restart, crash or failover), or only those whose IDs
+ * carry the node id (node_only: the reservation of a claimed node id's
+ * previous holder, lease/record.c).  This is the one floor path: the
+ * fixed generators are visited through shared/shmem.c's table, so that
+ * none is forgotten, the slots through the registry, and a slot installed
+ * later takes the floor at its install (idgen_registry_install).
  */
 void
-idgen_registry_raise_node_floors(int64 floor_unix_ms)
+idgen_keeper_raise_floors(int64 floor_unix_ms, bool node_only)
 {
-	uint32		n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
+	int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms;
+	uint32		n;
 
-	idgen_registry_shm->node_floor_unix_ms = Max(idgen_registry_shm->node_floor_unix_ms, floor_unix_ms);
+	if (node_only)
+		idgen_registry_shm->node_floor_unix_ms =
+			Max(idgen_registry_shm->node_floor_unix_ms, floor_unix_ms);
+	else
+		idgen_registry_shm->floor_unix_ms =
+			Max(idgen_registry_shm->floor_unix_ms, floor_unix_ms);
+	if (floor_unix_ms <= 0)
+		return;
+
+	for (int k = 0; k < IDGEN_NFIXED; k++)
+	{
+		const IdgenFixedGenerator *fixed = &idgen_fixed_generators[k];
+
+		if (node_only && !fixed->carries_node)
+			continue;
+		for (int i = 0; i < fixed->ngenerators; i++)
+			idgen_raise_floor(idgen_fixed_generator(fixed, i), fixed->layout,
+							  floor_ms);
+	}
+
+	n = pg_atomic_read_u32(&idgen_registry_shm->nslots);
 	for (uint32 i = 0; i < n; i++)
 	{
+		const IdgenSpec *spec = &idgen_registry_slots[i].spec;
 		IdgenLayout layout;
 
-		if (idgen_registry_slots[i].spec.node_bits == 0 ||
-			idgen_registry_slots[i].spec.time_field < 0)
+		if (spec->time_field < 0 || (node_only && spec->node_bits == 0))
 			continue;
 		idgen_slot_layout(i, &layout);
 		for (int s = 0; s < idgen_slot_ngenerators(i); s++)
-			idgen_raise_floor(idgen_slot_generator(i, s), &layout,
-							  floor_unix_ms - idgen_epoch_unix_ms);
+			idgen_raise_floor(idgen_slot_generator(i, s), &layout, floor_ms);
 	}
 }
 

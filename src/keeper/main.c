@@ -424,7 +424,7 @@ idgen_keeper_load_at_start(const IdgenKeeperObjects *objs, bool have_epoch,
 	}
 	if (OidIsValid(objs->floors))
 		idgen_keeper_floors_at_start(objs->floors);
-	idgen_registry_set_floor(floor_unix_ms);
+	idgen_keeper_raise_floors(floor_unix_ms, false);
 	if (!have_hwm)
 	{
 		idgen_keeper_write_sequence(objs->epoch, idgen_epoch_unix_ms);
@@ -438,7 +438,6 @@ idgen_keeper_load_at_start(const IdgenKeeperObjects *objs, bool have_epoch,
 		idgen_keeper_commit();
 	idgen_keeper_write_marker();
 
-	idgen_raise_fixed_floors(floor_unix_ms - idgen_epoch_unix_ms, false);
 	if (floor_unix_ms > 0)
 		ereport(LOG,
 				(errmsg("idgen keeper: IDs resume above %s",

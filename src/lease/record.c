@@ -504,12 +504,9 @@ idgen_lease_record_is_ours(const IdgenLeaseRecord *rec)
 void
 idgen_lease_apply_floor(int64 floor_unix_ms, bool claimed)
 {
-	int64		floor_ms = floor_unix_ms - idgen_epoch_unix_ms + 1;
-
 	if (floor_unix_ms <= 0)
 		return;
-	idgen_raise_fixed_floors(floor_ms, true);
-	idgen_registry_raise_node_floors(floor_unix_ms + 1);
+	idgen_keeper_raise_floors(floor_unix_ms + 1, true);
 	if (claimed)
 		ereport(LOG,
 				(errmsg("idgen keeper: IDs under the claimed node id resume above %s, the previous holder's reservation",

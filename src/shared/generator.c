@@ -743,27 +743,6 @@ idgen_raise_counter_next(IdgenGenerator *gen, uint64 next)
 }
 
 /*
- * Floor the fixed generators at floor_ms (shared/shmem.c's table of them, so none
- * is forgotten): all of them when shared memory is new (the keeper), or
- * only those whose IDs carry the node id (node_only: a claimed node id's
- * previous holder's reservation, lease/protocol.c).
- */
-void
-idgen_raise_fixed_floors(int64 floor_ms, bool node_only)
-{
-	for (int k = 0; k < IDGEN_NFIXED; k++)
-	{
-		const IdgenFixedGenerator *fixed = &idgen_fixed_generators[k];
-
-		if (node_only && !fixed->carries_node)
-			continue;
-		for (int i = 0; i < fixed->ngenerators; i++)
-			idgen_raise_floor(idgen_fixed_generator(fixed, i), fixed->layout,
-							  floor_ms);
-	}
-}
-
-/*
  * What the fixed generators that are never switched off (all but the
  * instagram shards) do if idgen_issue() says one is.
  */

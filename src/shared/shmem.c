@@ -43,10 +43,10 @@ IdgenShared *idgen_shared = NULL;
  * walks this table.  Only the instagram shards are ever switched off.
  */
 const IdgenFixedGenerator idgen_fixed_generators[IDGEN_NFIXED] = {
-	{&idgen_snowflake_layout, offsetof(IdgenShared, snowflake), 1, true},
+	{&idgen_builtin_snowflake.layout, offsetof(IdgenShared, snowflake), 1, true},
 	{&idgen_uuidv7_layout, offsetof(IdgenShared, uuidv7), 1, true},
 	{&idgen_flake128_layout, offsetof(IdgenShared, flake128), 1, true},
-	{&idgen_instagram_layout, offsetof(IdgenShared, instagram),
+	{&idgen_builtin_instagram.layout, offsetof(IdgenShared, instagram),
 	IDGEN_INSTAGRAM_NSHARDS, false},
 };
 

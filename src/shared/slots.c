@@ -116,16 +116,8 @@ idgen_registry_find(const char *name)
 void
 idgen_slot_layout(int i, IdgenLayout *layout)
 {
-	const IdgenSpec *spec = &idgen_registry_slots[i].spec;
-
-	memset(layout, 0, sizeof(*layout));
-	layout->name = idgen_registry_slots[i].name;
-	layout->funcname = "idgen_next";
-	layout->seq_bits = spec->seq_field < 0 ? 0 : spec->fields[spec->seq_field].bits;
-	layout->tick_limit = spec->tick_limit;
-	layout->offset_ms = spec->epoch_unix_ms - idgen_epoch_unix_ms;
-	layout->unit_ms = spec->unit_ms;
-	layout->unit_inverse = 1.0 / spec->unit_ms;
+	idgen_spec_layout(&idgen_registry_slots[i].spec, idgen_registry_slots[i].name,
+					  "idgen_next", layout);
 }
 
 /* Raise the error of a slot that is switched off. */
