@@ -780,13 +780,6 @@ IDGEN_NORETURN extern void idgen_report_lease_deadline(const char *funcname);
 extern int32 idgen_current_node_id(void);
 
 /*
- * lease/counters.c: the counter generators that embed the node id, as the node id's
- * reservation record carries them: name and exclusive bound of the local
- * counter values handed out under the id, by us or by previous holders
- * (matched by name).  A List of these is idgen_lease_counters, the
- * keeper's copy of what etcd holds, and rec->counters of a record read.
- */
-/*
  * A floor that cannot be translated (the counter is refused): its seq
  * field's width (> 0), -1 for a floor in another definition's own values,
  * or IDGEN_SEQ_MOVED(shift) for a seq field of the same width at another
@@ -797,61 +790,7 @@ extern int32 idgen_current_node_id(void);
 /* a forgotten member of its shared ID space, with its seq field elsewhere */
 #define IDGEN_SEQ_FORGOTTEN				(-1000)
 
-typedef struct IdgenLeaseCounter
-{
-	char		name[NAMEDATALEN];
-	uint64		value;			/* seq values below it may have been issued */
-	int			seq_bits;		/* the seq field's width; 0: a record of the
-								 * old form, in the reader's local values */
-	int			seq_shift;		/* the seq field's position; -1: unsaid (an
-								 * entry written by idgen 1.1.0) */
-	char		space[NAMEDATALEN]; /* its shared ID space; "": its own, or
-									 * unsaid */
-	bool		fixed_known;	/* fixed said (not by idgen 1.1.0) */
-	int64		fixed;			/* its fixed bits (node and constant fields)
-								 * in place, as IdgenNamedSlot.node_value */
-	uint64		form;			/* idgen_counter_form of its definition; 0:
-								 * unsaid */
-} IdgenLeaseCounter;
-
-extern List *idgen_lease_counters;
-extern bool idgen_lease_note_counter(const IdgenLeaseCounter *seen);
-extern void idgen_lease_counter_of(IdgenLeaseCounter *c, const char *name,
-								   const IdgenSpec *spec, int64 fixed,
-								   uint64 seq_bound);
-extern bool idgen_lease_counter_floor(const IdgenSpec *spec, const char *name,
-									  int64 fixed,
-									  uint64 *local_floor, int *untranslatable);
-/*
- * Can no ID of a counter whose fixed bits (node and constant fields, in
- * place) are fixed, with a seq field of seq_bits at seq_shift, be one of
- * counter spec's with fixed bits spec_fixed?  So where the two differ in
- * a bit outside both seq fields: a counter layout has no other variable
- * field, and a bit beyond a layout is 0 in its IDs.
- */
-static inline bool
-idgen_counter_fixed_apart(const IdgenSpec *spec, int64 spec_fixed,
-						  int seq_bits, int seq_shift, int64 fixed)
-{
-	const IdgenField *seq = &spec->fields[spec->seq_field];
-	uint64		seqs = (((UINT64CONST(1) << seq->bits) - 1) << seq->shift) |
-		(((UINT64CONST(1) << seq_bits) - 1) << seq_shift);
-
-	return (((uint64) spec_fixed ^ (uint64) fixed) & ~seqs) != 0;
-}
-
-/* is a recorded counter still the definition of a row (keeper/load.c)? */
-typedef bool (*IdgenRememberedFn) (const char *name, const char *space,
-								   int seq_bits, int seq_shift,
-								   bool fixed_known, int64 fixed,
-								   uint64 form);
-extern uint64 idgen_lease_space_floor(const IdgenSpec *spec, const char *name,
-									  int64 fixed, IdgenRememberedFn remembered,
-									  const IdgenLeaseCounter **untranslatable);
-extern IdgenLeaseCounter *idgen_lease_find_counter(List *counters,
-												   const IdgenLeaseCounter *like);
-
-/* lease/protocol.c */
+/* base/guc.c: the node-id lease's settings */
 extern bool idgen_leases_on;
 extern char *idgen_node_id_string;
 extern char *idgen_lease_endpoints;
@@ -862,13 +801,6 @@ extern char *idgen_lease_cert_file;
 extern char *idgen_lease_key_file;
 extern char *idgen_lease_user;
 extern char *idgen_lease_password_file;
-extern long idgen_lease_step(void);
-extern void idgen_lease_before_publish(int64 unix_ms);
-extern void idgen_lease_release(void);
-extern void idgen_lease_on_keeper_exit(void);
-extern void idgen_lease_record_counters(void);
-extern bool idgen_lease_claim_blocked(void);
-extern bool idgen_lease_awaiting_claim(void);
 
 /*
  * Before a generator that embeds the node id takes a position: without

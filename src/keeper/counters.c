@@ -62,6 +62,8 @@
 #include "idgen.h"
 #include "shared/storage.h"
 #include "keeper/keeper.h"
+#include "lease/counters.h"
+#include "lease/protocol.h"
 
 /*
  * The counters' floor of last resort: a file in the data directory

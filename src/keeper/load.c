@@ -81,6 +81,7 @@
 #include "idgen.h"
 #include "shared/storage.h"
 #include "keeper/keeper.h"
+#include "lease/counters.h"
 
 /*
  * How long the keeper leaves a slot whose dropped mark a commit changed:

@@ -111,6 +111,7 @@
 #include "shared/storage.h"
 #include "keeper/keeper.h"
 #include "keeper/shards.h"
+#include "lease/protocol.h"
 
 /* background worker entry point, looked up by name */
 PGDLLEXPORT void idgen_keeper_main(Datum main_arg);

@@ -28,6 +28,7 @@
 #include "utils/memutils.h"
 
 #include "idgen.h"
+#include "lease/counters.h"
 
 /*
  * The counters the node id's reservation record in etcd carries (see

@@ -43,8 +43,10 @@
 
 #include "idgen.h"
 #include "keeper/keeper.h"
+#include "lease/counters.h"
 #include "lease/etcd.h"
 #include "lease/lease.h"
+#include "lease/protocol.h"
 
 /* how soon to try again after a failed claim or renewal */
 #define IDGEN_LEASE_RETRY_MS 500

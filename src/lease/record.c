@@ -39,6 +39,7 @@
 
 #include "idgen.h"
 #include "keeper/keeper.h"
+#include "lease/counters.h"
 #include "lease/etcd.h"
 #include "lease/lease.h"
 
