@@ -503,6 +503,147 @@ idgen_counter_take_restored(int i, uint64 row)
 }
 
 /*
+ * Take counter slot i's row of idgen_counter_state (table relid): its
+ * first, with the floors of the data directory's file and of its space,
+ * or a later one restored or lowered under it.
+ */
+static void
+idgen_counter_load_row(int i, uint64 row, Oid relid)
+{
+	int			untranslatable;
+	bool		same_table;
+	bool		refused = false;
+	uint64		floor = idgen_counter_floor_of(&idgen_registry_slots[i], relid,
+											   &untranslatable, &same_table);
+	uint64		space_floor = 0;
+
+	/* refused for good, but raised to its own row all the same */
+	if (untranslatable)
+	{
+		idgen_counter_refuse_untranslatable(i, untranslatable);
+		idgen_registry_slots[i].state_missing = false;
+		floor = 0;
+	}
+	else
+		space_floor = idgen_counter_space_floor(i, Max(row, floor), &refused);
+	if (refused)
+		idgen_registry_slots[i].state_missing = false;
+
+	idgen_raise_counter_next(&idgen_registry_gens[i].gen,
+							 Max(row, Max(floor, space_floor)));
+	if (space_floor > Max(row, floor))
+		idgen_registry_slots[i].state_rewrite = true;
+	if (floor > row)
+	{
+		idgen_registry_slots[i].state_rewrite = true;
+		ereport(WARNING,
+				(errmsg("idgen keeper: counter \"%s\" resumes above " UINT64_FORMAT ", where this server reserved it before",
+						idgen_registry_slots[i].name, floor),
+				 same_table ?
+				 errdetail("Its durable state in database \"%s\" lies below the reservation this server recorded in file \"%s\": the row was changed by hand, or restored from an older copy.",
+						   idgen_database, IDGEN_COUNTER_FLOOR_FILE) :
+				 errdetail("Its durable state in database \"%s\" is newer than the reservation this server recorded in file \"%s\": the extension was re-created, or \"idgen.database\" changed.",
+						   idgen_database, IDGEN_COUNTER_FLOOR_FILE)));
+	}
+
+	/*
+	 * Refused for want of this row, so nothing was issued here
+	 * under the name: the row arrived after its definition (a
+	 * parallel pg_restore commits them in either order), and is
+	 * taken as a start would take it.
+	 */
+	if (idgen_registry_slots[i].state_missing && !untranslatable && !refused)
+	{
+		idgen_registry_slots[i].state_missing = false;
+		idgen_slot_set_state(i, idgen_registry_slots[i].defined_dropped ?
+							 IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
+		ereport(LOG,
+				(errmsg("idgen keeper: counter \"%s\" found its durable state; it resumes above " UINT64_FORMAT,
+						idgen_registry_slots[i].name, Max(row, floor))));
+	}
+}
+
+/*
+ * A counter without its row: created with one, so the state was lost.
+ * Before this shared memory ran it, refuse it (no floor can be derived
+ * for a counter); while it runs, write the row again from memory.
+ */
+static void
+idgen_counter_load_missing(int i)
+{
+	IdgenNamedSlot *slot = &idgen_registry_slots[i];
+	int			untranslatable = 0;
+	bool		same_table;
+	uint64		floor = 0;
+	bool		refused = false;
+
+	if (pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_REFUSED)
+		return;
+	if (!slot->state_loaded)
+		floor = idgen_counter_floor_of(slot, InvalidOid, &untranslatable,
+									   &same_table);
+
+	/* a floor of its own: the forgotten members of its space too */
+	if (!untranslatable && !slot->state_loaded && floor > 0)
+		floor = Max(floor, idgen_counter_space_floor(i, floor, &refused));
+
+	if (untranslatable)
+		idgen_counter_refuse_untranslatable(i, untranslatable);
+	else if (refused)
+	{
+		/* beside a forgotten member of its space: refused above */
+	}
+	else if (!slot->state_loaded && floor > 0)
+	{
+		/* lost, but this server recorded how far it had got */
+		idgen_raise_counter_next(&idgen_registry_gens[i].gen, floor);
+		slot->state_rewrite = true;
+		ereport(WARNING,
+				(errmsg("idgen keeper: counter \"%s\" lost its durable state; it resumes above " UINT64_FORMAT ", where this server reserved it before",
+						slot->name, floor)));
+	}
+	else if (!slot->state_loaded)
+	{
+		/* taken if the row appears (idgen_counter_load_row) */
+		slot->state_missing = true;
+		slot->defined_dropped =
+			pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED;
+		idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+							 "its durable counter state is missing from idgen_counter_state; restore it from a backup, or drop the generator and create one under a new name");
+	}
+	else
+		slot->state_rewrite = true;
+}
+
+/*
+ * Counters installed by this load, against every other slot, dropped
+ * counters now bounded by their loaded state: created under another node
+ * id, or before a counter it now meets was dropped, a counter may collide
+ * with one that handed out values.  Refused before the keeper reserves
+ * anything for it.
+ */
+static void
+idgen_counter_check_installed(uint32 n)
+{
+	for (uint32 i = 0; i < n; i++)
+	{
+		IdgenNamedSlot *slot = &idgen_registry_slots[i];
+		const char *other;
+
+		if (!slot->check_after_load)
+			continue;
+		slot->check_after_load = false;
+		if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
+			continue;
+		other = idgen_collides_with(slot->name, &slot->spec,
+									idgen_current_node_id(), false, n);
+		if (other != NULL)
+			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
+								 psprintf("under node id %d it would issue the same IDs as %s",
+										  idgen_current_node_id(), other));
+	}}
+
+/*
  * Apply the durable counter reservations of idgen_counter_state (relid) to
  * the slots installed since the last call: every value below one may have
  * been handed out before (a restart, a crash, a failover), so such a
@@ -536,59 +677,7 @@ idgen_registry_load_counters(Oid relid)
 		seen[i] = true;
 		row = (uint64) DatumGetInt64(values[1]);
 		if (!idgen_registry_slots[i].state_loaded || idgen_registry_slots[i].state_missing)
-		{
-			int			untranslatable;
-			bool		same_table;
-			bool		refused = false;
-			uint64		floor = idgen_counter_floor_of(&idgen_registry_slots[i], relid,
-													   &untranslatable, &same_table);
-			uint64		space_floor = 0;
-
-			/* refused for good, but raised to its own row all the same */
-			if (untranslatable)
-			{
-				idgen_counter_refuse_untranslatable(i, untranslatable);
-				idgen_registry_slots[i].state_missing = false;
-				floor = 0;
-			}
-			else
-				space_floor = idgen_counter_space_floor(i, Max(row, floor), &refused);
-			if (refused)
-				idgen_registry_slots[i].state_missing = false;
-
-			idgen_raise_counter_next(&idgen_registry_gens[i].gen,
-									 Max(row, Max(floor, space_floor)));
-			if (space_floor > Max(row, floor))
-				idgen_registry_slots[i].state_rewrite = true;
-			if (floor > row)
-			{
-				idgen_registry_slots[i].state_rewrite = true;
-				ereport(WARNING,
-						(errmsg("idgen keeper: counter \"%s\" resumes above " UINT64_FORMAT ", where this server reserved it before",
-								idgen_registry_slots[i].name, floor),
-						 same_table ?
-						 errdetail("Its durable state in database \"%s\" lies below the reservation this server recorded in file \"%s\": the row was changed by hand, or restored from an older copy.",
-								   idgen_database, IDGEN_COUNTER_FLOOR_FILE) :
-						 errdetail("Its durable state in database \"%s\" is newer than the reservation this server recorded in file \"%s\": the extension was re-created, or \"idgen.database\" changed.",
-								   idgen_database, IDGEN_COUNTER_FLOOR_FILE)));
-			}
-
-			/*
-			 * Refused for want of this row, so nothing was issued here
-			 * under the name: the row arrived after its definition (a
-			 * parallel pg_restore commits them in either order), and is
-			 * taken as a start would take it.
-			 */
-			if (idgen_registry_slots[i].state_missing && !untranslatable && !refused)
-			{
-				idgen_registry_slots[i].state_missing = false;
-				idgen_slot_set_state(i, idgen_registry_slots[i].defined_dropped ?
-									 IDGEN_SLOT_DROPPED : IDGEN_SLOT_ACTIVE, NULL);
-				ereport(LOG,
-						(errmsg("idgen keeper: counter \"%s\" found its durable state; it resumes above " UINT64_FORMAT,
-								idgen_registry_slots[i].name, Max(row, floor))));
-			}
-		}
+			idgen_counter_load_row(i, row, relid);
 		else if (row < pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved))
 			idgen_registry_slots[i].state_rewrite = true;
 		else if (row > pg_atomic_read_u64(&idgen_registry_slots[i].counter_reserved))
@@ -597,82 +686,16 @@ idgen_registry_load_counters(Oid relid)
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
 
-	/*
-	 * A counter without its row: created with one, so the state was lost.
-	 * Before this shared memory ran it, refuse it (no floor can be derived
-	 * for a counter); while it runs, write the row again from memory.
-	 */
+	/* a counter without its row: see idgen_counter_load_missing */
 	for (uint32 i = 0; i < n; i++)
 	{
 		IdgenNamedSlot *slot = &idgen_registry_slots[i];
 
-		if (slot->spec.time_field < 0 && !seen[i] && !slot->retired &&
-			pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_REFUSED)
-		{
-			int			untranslatable = 0;
-			bool		same_table;
-			uint64		floor = slot->state_loaded ? 0 :
-				idgen_counter_floor_of(slot, InvalidOid, &untranslatable, &same_table);
-			bool		refused = false;
-
-			/* a floor of its own: the forgotten members of its space too */
-			if (!untranslatable && !slot->state_loaded && floor > 0)
-				floor = Max(floor, idgen_counter_space_floor(i, floor, &refused));
-
-			if (untranslatable)
-				idgen_counter_refuse_untranslatable(i, untranslatable);
-			else if (refused)
-			{
-				/* beside a forgotten member of its space: refused above */
-			}
-			else if (!slot->state_loaded && floor > 0)
-			{
-				/* lost, but this server recorded how far it had got */
-				idgen_raise_counter_next(&idgen_registry_gens[i].gen, floor);
-				slot->state_rewrite = true;
-				ereport(WARNING,
-						(errmsg("idgen keeper: counter \"%s\" lost its durable state; it resumes above " UINT64_FORMAT ", where this server reserved it before",
-								slot->name, floor)));
-			}
-			else if (!slot->state_loaded)
-			{
-				/* taken if the row appears: see above */
-				slot->state_missing = true;
-				slot->defined_dropped =
-					pg_atomic_read_u32(&slot->state) == IDGEN_SLOT_DROPPED;
-				idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
-									 "its durable counter state is missing from idgen_counter_state; restore it from a backup, or drop the generator and create one under a new name");
-			}
-			else
-				slot->state_rewrite = true;
-		}
+		if (slot->spec.time_field < 0 && !seen[i] && !slot->retired)
+			idgen_counter_load_missing(i);
 		slot->state_loaded = true;
 	}
-
-	/*
-	 * Counters installed by this load, against every other slot, dropped
-	 * counters now bounded by their loaded state: created under another
-	 * node id, or before a counter it now meets was dropped, a counter may
-	 * collide with one that handed out values.  Refused before the keeper
-	 * reserves anything for it.
-	 */
-	for (uint32 i = 0; i < n; i++)
-	{
-		IdgenNamedSlot *slot = &idgen_registry_slots[i];
-		const char *other;
-
-		if (!slot->check_after_load)
-			continue;
-		slot->check_after_load = false;
-		if (pg_atomic_read_u32(&slot->state) != IDGEN_SLOT_ACTIVE)
-			continue;
-		other = idgen_collides_with(slot->name, &slot->spec,
-									idgen_current_node_id(), false, n);
-		if (other != NULL)
-			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
-								 psprintf("under node id %d it would issue the same IDs as %s",
-										  idgen_current_node_id(), other));
-	}
+	idgen_counter_check_installed(n);
 }
 
 /*

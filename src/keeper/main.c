@@ -1140,8 +1140,13 @@ idgen_keeper_recovered(void)
 	idgen_keeper_set_message("the reservation is durable", true);
 }
 
-void
-idgen_keeper_main(Datum main_arg)
+/*
+ * The keeper's start: signals, its latch in shared memory, the pause after
+ * failures, the connection to idgen.database and the settings of its
+ * transactions.
+ */
+static void
+idgen_keeper_start(void)
 {
 	IdgenKeeper *keeper = KEEPER(idgen_shared);
 	uint32		failures;
@@ -1175,6 +1180,113 @@ idgen_keeper_main(Datum main_arg)
 	for (int i = 0; i < lengthof(keeper_settings); i++)
 		SetConfigOption(keeper_settings[i][0], keeper_settings[i][1],
 						PGC_SUSET, PGC_S_OVERRIDE);
+}
+
+/*
+ * Load again every IDGEN_KEEPER_CHECK_MS, even when idle: that notices a
+ * changed epoch being resolved, and a durable value that went missing or
+ * backwards (extension dropped, sequence reset), which it restores.  A
+ * read-only transaction: no WAL.
+ *
+ * Lookups of names not loaded ask for a load: answered at once if a
+ * definition or grant was committed since the last load, otherwise no
+ * sooner than IDGEN_KEEPER_LOOKUP_LOAD_MS after the last one began, all of
+ * them by one load.  Both counters are read before the load takes its
+ * snapshot.  Returns how long the round may sleep, at most sleep_ms.
+ */
+static long
+idgen_keeper_load_when_due(long sleep_ms)
+{
+	uint64		load_requests = idgen_registry_load_requests();
+	uint64		changes = idgen_registry_changes();
+
+	if (!loaded ||
+		idgen_clock_monotonic_ms() >= next_load ||
+		(idgen_registry_load_requested(load_requests) &&
+		 (changes != changes_loaded ||
+		  idgen_clock_monotonic_ms() >= last_load + IDGEN_KEEPER_LOOKUP_LOAD_MS)))
+	{
+		last_load = idgen_clock_monotonic_ms();
+		loaded = idgen_keeper_load();
+		if (loaded)
+		{
+			idgen_registry_loads_served(load_requests);
+			changes_loaded = changes;
+			/* what the load installed: a new counter's first refill */
+			sleep_ms = idgen_keeper_tick();
+		}
+		next_load = idgen_clock_monotonic_ms() + IDGEN_KEEPER_CHECK_MS;
+	}
+
+	/* a lookup asked while this round ran: load when allowed */
+	if (loaded &&
+		idgen_registry_load_requested(idgen_registry_load_requests()))
+	{
+		if (idgen_registry_changes() != changes_loaded)
+			sleep_ms = 0;
+		else
+			sleep_ms = Min(sleep_ms,
+						   Max(last_load + IDGEN_KEEPER_LOOKUP_LOAD_MS -
+							   idgen_clock_monotonic_ms(), 0));
+	}
+	return sleep_ms;
+}
+
+/*
+ * One round of the loop: settings, shards, the lease, the reservations,
+ * a load when one is due.  Returns how long to sleep before the next.
+ */
+static long
+idgen_keeper_round(void)
+{
+	long		sleep_ms = 1000;
+	long		lease_ms;
+
+	MemoryContextReset(keeper_cxt);
+	CHECK_FOR_INTERRUPTS();
+	idgen_keeper_stop_if_asked();
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+	idgen_keeper_check_settings();
+	idgen_keeper_apply_shards();
+	lease_ms = idgen_lease_step();
+	/* a SIGTERM during the lease's requests: stop before any transaction */
+	idgen_keeper_stop_if_asked();
+
+	/*
+	 * With idgen.node_id = 'auto', named generators have the node id
+	 * composed into their slots when they are loaded: not before this
+	 * server has claimed one.
+	 */
+	if (idgen_lease_awaiting_claim())
+	{
+		idgen_keeper_note_claim_wait(true);
+		return Min(lease_ms, 1000);
+	}
+	idgen_keeper_note_claim_wait(false);
+
+	/* the reservations first, whatever the lookups ask for */
+	if (loaded)
+		sleep_ms = idgen_keeper_tick();
+	sleep_ms = Min(idgen_keeper_load_when_due(sleep_ms), lease_ms);
+
+	/*
+	 * A whole round went by, loaded: an error recovered from has passed.
+	 * A round whose load refused to go on (an epoch changed, incomplete
+	 * state) did not get past it: the next error's pause keeps growing.
+	 */
+	if (recovering && loaded)
+		idgen_keeper_recovered();
+	return sleep_ms;
+}
+
+void
+idgen_keeper_main(Datum main_arg)
+{
+	idgen_keeper_start();
 
 	/*
 	 * An error in the loop is recovered from here, as the autovacuum
@@ -1191,109 +1303,14 @@ idgen_keeper_main(Datum main_arg)
 	PG_exception_stack = &local_sigjmp_buf;
 	keeper_in_loop = true;
 
+	for (;;)
 	{
-		uint64		load_requests;
-		uint64		changes;
+		long		sleep_ms = idgen_keeper_round();
 
-		for (;;)
-		{
-			long		sleep_ms = 1000;
-			long		lease_ms;
-
-			MemoryContextReset(keeper_cxt);
-			CHECK_FOR_INTERRUPTS();
-			idgen_keeper_stop_if_asked();
-			if (ConfigReloadPending)
-			{
-				ConfigReloadPending = false;
-				ProcessConfigFile(PGC_SIGHUP);
-			}
-			idgen_keeper_check_settings();
-			idgen_keeper_apply_shards();
-			lease_ms = idgen_lease_step();
-			/* a SIGTERM during the lease's requests: stop before any transaction */
-			idgen_keeper_stop_if_asked();
-
-			/*
-			 * With idgen.node_id = 'auto', named generators have the node id
-			 * composed into their slots when they are loaded: not before
-			 * this server has claimed one.
-			 */
-			if (idgen_lease_awaiting_claim())
-			{
-				idgen_keeper_note_claim_wait(true);
-				(void) WaitLatch(MyLatch,
-								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								 Min(lease_ms, 1000),
-								 idgen_wait_event("IdgenKeeperMain", &wait_event_main));
-				ResetLatch(MyLatch);
-				continue;
-			}
-			idgen_keeper_note_claim_wait(false);
-
-			/* the reservations first, whatever the lookups ask for */
-			if (loaded)
-				sleep_ms = idgen_keeper_tick();
-
-			/*
-			 * Load again every IDGEN_KEEPER_CHECK_MS, even when idle: that
-			 * notices a changed epoch being resolved, and a durable value
-			 * that went missing or backwards (extension dropped, sequence
-			 * reset), which it restores.  A read-only transaction: no WAL.
-			 *
-			 * Lookups of names not loaded ask for a load: answered at once
-			 * if a definition or grant was committed since the last load,
-			 * otherwise no sooner than IDGEN_KEEPER_LOOKUP_LOAD_MS after
-			 * the last one began, all of them by one load.  Both counters
-			 * are read before the load takes its snapshot.
-			 */
-			load_requests = idgen_registry_load_requests();
-			changes = idgen_registry_changes();
-			if (!loaded ||
-				idgen_clock_monotonic_ms() >= next_load ||
-				(idgen_registry_load_requested(load_requests) &&
-				 (changes != changes_loaded ||
-				  idgen_clock_monotonic_ms() >= last_load + IDGEN_KEEPER_LOOKUP_LOAD_MS)))
-			{
-				last_load = idgen_clock_monotonic_ms();
-				loaded = idgen_keeper_load();
-				if (loaded)
-				{
-					idgen_registry_loads_served(load_requests);
-					changes_loaded = changes;
-					/* what the load installed: a new counter's first refill */
-					sleep_ms = idgen_keeper_tick();
-				}
-				next_load = idgen_clock_monotonic_ms() + IDGEN_KEEPER_CHECK_MS;
-			}
-			sleep_ms = Min(sleep_ms, lease_ms);
-
-			/* a lookup asked while this round ran: load when allowed */
-			if (loaded &&
-				idgen_registry_load_requested(idgen_registry_load_requests()))
-			{
-				if (idgen_registry_changes() != changes_loaded)
-					sleep_ms = 0;
-				else
-					sleep_ms = Min(sleep_ms,
-								   Max(last_load + IDGEN_KEEPER_LOOKUP_LOAD_MS -
-									   idgen_clock_monotonic_ms(), 0));
-			}
-
-			/*
-			 * A whole round went by, loaded: an error recovered from has
-			 * passed.  A round whose load refused to go on (an epoch
-			 * changed, incomplete state) did not get past it: the next
-			 * error's pause keeps growing.
-			 */
-			if (recovering && loaded)
-				idgen_keeper_recovered();
-
-			(void) WaitLatch(MyLatch,
-							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 sleep_ms,
-							 idgen_wait_event("IdgenKeeperMain", &wait_event_main));
-			ResetLatch(MyLatch);
-		}
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 sleep_ms,
+						 idgen_wait_event("IdgenKeeperMain", &wait_event_main));
+		ResetLatch(MyLatch);
 	}
 }

@@ -489,6 +489,125 @@ idgen_lease_give_up(int64 lease_id)
 }
 
 /*
+ * Renew the lease, check the node key and read the record: the step's
+ * work while a lease is held and a renewal is due, or the claim's fence is
+ * over.  valid and fence_until are the word's and the fence's as the step
+ * found them.
+ */
+static void
+idgen_lease_renew(int64 lease_id, int32 node_id, bool valid,
+				  int64 fence_until, int64 now)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	int64		sent = now;
+	int64		ttl_s = idgen_etcd_keepalive(lease_id, &etcd_failure);
+	IdgenLeaseRecord rec;
+	int			ours = 1;
+
+	/*
+	 * After a renewal, check that the lease still holds the node key (an
+	 * idle server writes no record that would notice otherwise), and
+	 * read the record in the same request: etcd restored from a snapshot
+	 * that our lease outlived may hold less than we reserved.  The
+	 * deadline is extended only when the check confirmed the key: a
+	 * restored etcd may keep our lease alive while another server has
+	 * claimed the key our lease lost, so a renewal alone proves nothing.
+	 * A key found gone gives up; an unanswered check is tried again soon,
+	 * the deadline left where it was; only a confirmed key, with a
+	 * record that lacks nothing, makes the word valid.
+	 */
+	if (ttl_s > 0)
+		ours = idgen_etcd_check(node_id, lease_id, &rec, &etcd_failure);
+	if (ttl_s > 0 && ours == 0)
+		idgen_lease_give_up(lease_id);
+	else if (ttl_s > 0 && ours < 0)
+	{
+		idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
+		next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
+	}
+	else if (ttl_s > 0)
+	{
+		SpinLockAcquire(&lease->mutex);
+		lease->deadline_ms = sent + ttl_s * 1000 - idgen_lease_margin_ms();
+		lease->renewals++;
+		SpinLockRelease(&lease->mutex);
+		idgen_lease_publish_deadline(sent + ttl_s * 1000 - idgen_lease_margin_ms());
+		next_renew_ms = sent + ttl_s * 1000 / 3;
+		if (!idgen_lease_take_record(node_id, lease_id, &rec))
+		{
+			idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
+			next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
+		}
+
+		/*
+		 * The claim's fence is over; or back in time, or a new keeper
+		 * under the lease of the one before it, which has just read the
+		 * record.
+		 */
+		else if (!valid && idgen_clock_monotonic_ms() >= fence_until)
+		{
+			if (!idgen_lease_validate(node_id, lease_id))
+				idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
+		}
+		else if (!valid)
+			idgen_lease_set_state(IDGEN_LEASE_FENCING, NULL, false);
+	}
+	else if (ttl_s == 0)
+	{
+		/* gone at etcd: whatever we still held is someone else's now */
+		idgen_lease_invalidate(IDGEN_LEASE_LOST,
+							   psprintf("the lease " INT64_FORMAT " is gone from etcd: it expired, or etcd was restored from a snapshot older than it",
+									lease_id),
+							   false);
+		idgen_lease_forget();
+	}
+	else
+	{
+		idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
+		next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
+	}
+}
+
+/*
+ * How long the keeper may sleep before the lease's next step: the
+ * deadline is absolute, whatever etcd did or did not answer.
+ */
+static long
+idgen_lease_next_wake(void)
+{
+	IdgenLease *lease = LEASE(idgen_shared);
+	int64		lease_id;
+	int64		deadline;
+	int64		fence_until;
+	int64		now;
+
+	SpinLockAcquire(&lease->mutex);
+	lease_id = lease->lease_id;
+	deadline = lease->deadline_ms;
+	fence_until = lease->fence_until_ms;
+	SpinLockRelease(&lease->mutex);
+	now = idgen_clock_monotonic_ms();
+	if (lease_id != 0 &&
+		idgen_lease_word_valid(pg_atomic_read_u32(&idgen_shared->lease_word.word)))
+	{
+		if (now >= deadline)
+		{
+			idgen_lease_invalidate(IDGEN_LEASE_LOST,
+								   psprintf("could not renew the lease in etcd within \"idgen.lease_ttl\" minus %d ms: %s",
+											(int) idgen_lease_margin_ms(),
+											etcd_failure.message),
+								   etcd_failure.config);
+			return IDGEN_LEASE_RETRY_MS;
+		}
+		return (long) Max(1, Min(deadline, next_renew_ms) - now);
+	}
+	/* a claim waiting out its fence: wake when it ends */
+	if (lease_id != 0 && now < fence_until)
+		return (long) Max(1, Min(fence_until, next_renew_ms) - now);
+	return IDGEN_LEASE_RETRY_MS;
+}
+
+/*
  * One step of the lease, from the keeper's loop: claim, renew, or stop
  * generation at the deadline.  Returns how soon (ms) the keeper must call
  * again.
@@ -499,7 +618,6 @@ idgen_lease_step(void)
 	IdgenLease *lease = LEASE(idgen_shared);
 	int64		now;
 	int64		lease_id;
-	int64		deadline;
 	int64		fence_until;
 	int32		node_id;
 	bool		valid;
@@ -549,101 +667,8 @@ idgen_lease_step(void)
 		}
 	}
 	else if (now >= next_renew_ms || (!valid && now >= fence_until))
-	{
-		int64		sent = now;
-		int64		ttl_s = idgen_etcd_keepalive(lease_id, &etcd_failure);
-		IdgenLeaseRecord rec;
-		int			ours = 1;
-
-		/*
-		 * After a renewal, check that the lease still holds the node key (an
-		 * idle server writes no record that would notice otherwise), and
-		 * read the record in the same request: etcd restored from a snapshot
-		 * that our lease outlived may hold less than we reserved.  The
-		 * deadline is extended only when the check confirmed the key: a
-		 * restored etcd may keep our lease alive while another server has
-		 * claimed the key our lease lost, so a renewal alone proves nothing.
-		 * A key found gone gives up; an unanswered check is tried again soon,
-		 * the deadline left where it was; only a confirmed key, with a
-		 * record that lacks nothing, makes the word valid.
-		 */
-		if (ttl_s > 0)
-			ours = idgen_etcd_check(node_id, lease_id, &rec, &etcd_failure);
-		if (ttl_s > 0 && ours == 0)
-			idgen_lease_give_up(lease_id);
-		else if (ttl_s > 0 && ours < 0)
-		{
-			idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
-			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
-		}
-		else if (ttl_s > 0)
-		{
-			SpinLockAcquire(&lease->mutex);
-			lease->deadline_ms = sent + ttl_s * 1000 - idgen_lease_margin_ms();
-			lease->renewals++;
-			SpinLockRelease(&lease->mutex);
-			idgen_lease_publish_deadline(sent + ttl_s * 1000 - idgen_lease_margin_ms());
-			next_renew_ms = sent + ttl_s * 1000 / 3;
-			if (!idgen_lease_take_record(node_id, lease_id, &rec))
-			{
-				idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
-				next_renew_ms = Min(next_renew_ms, now + IDGEN_LEASE_RETRY_MS);
-			}
-
-			/*
-			 * The claim's fence is over; or back in time, or a new keeper
-			 * under the lease of the one before it, which has just read the
-			 * record.
-			 */
-			else if (!valid && idgen_clock_monotonic_ms() >= fence_until)
-			{
-				if (!idgen_lease_validate(node_id, lease_id))
-					idgen_lease_invalidate(IDGEN_LEASE_LOST, etcd_failure.message, etcd_failure.config);
-			}
-			else if (!valid)
-				idgen_lease_set_state(IDGEN_LEASE_FENCING, NULL, false);
-		}
-		else if (ttl_s == 0)
-		{
-			/* gone at etcd: whatever we still held is someone else's now */
-			idgen_lease_invalidate(IDGEN_LEASE_LOST,
-								   psprintf("the lease " INT64_FORMAT " is gone from etcd: it expired, or etcd was restored from a snapshot older than it",
-										lease_id),
-								   false);
-			idgen_lease_forget();
-		}
-		else
-		{
-			idgen_lease_set_error(etcd_failure.message, etcd_failure.config);
-			next_renew_ms = now + IDGEN_LEASE_RETRY_MS;
-		}
-	}
-
-	/* the deadline is absolute, whatever etcd did or did not answer */
-	SpinLockAcquire(&lease->mutex);
-	lease_id = lease->lease_id;
-	deadline = lease->deadline_ms;
-	fence_until = lease->fence_until_ms;
-	SpinLockRelease(&lease->mutex);
-	now = idgen_clock_monotonic_ms();
-	if (lease_id != 0 &&
-		idgen_lease_word_valid(pg_atomic_read_u32(&idgen_shared->lease_word.word)))
-	{
-		if (now >= deadline)
-		{
-			idgen_lease_invalidate(IDGEN_LEASE_LOST,
-								   psprintf("could not renew the lease in etcd within \"idgen.lease_ttl\" minus %d ms: %s",
-											(int) idgen_lease_margin_ms(),
-											etcd_failure.message),
-								   etcd_failure.config);
-			return IDGEN_LEASE_RETRY_MS;
-		}
-		return (long) Max(1, Min(deadline, next_renew_ms) - now);
-	}
-	/* a claim waiting out its fence: wake when it ends */
-	if (lease_id != 0 && now < fence_until)
-		return (long) Max(1, Min(fence_until, next_renew_ms) - now);
-	return IDGEN_LEASE_RETRY_MS;
+		idgen_lease_renew(lease_id, node_id, valid, fence_until, now);
+	return idgen_lease_next_wake();
 }
 
 /*
