@@ -6,10 +6,10 @@
  *
  * Every decoder and builder reads its layout as an IdgenSpec: the named
  * generators' from their definitions (backend/named.c), the fixed ones'
- * from their presets (base/builtin.c) under idgen.epoch.  So one piece of
- * code turns an ID and a spec into a time and fields, and a time and
- * fields into an ID; only the messages differ, each SQL function keeping
- * its own.
+ * from their presets (base/layout.c, parsed by base/builtin.c) under
+ * idgen.epoch.  So one piece of code turns an ID and a spec into a time
+ * and fields, and a time and fields into an ID; only the messages differ,
+ * each SQL function keeping its own.
  *
  * These read no clock and no shared state: the result depends only on the
  * arguments and on idgen.epoch, which is fixed for the life of a server

@@ -585,7 +585,12 @@ idgen_counter_load_missing(int i)
 
 	/* a floor of its own: the forgotten members of its space too */
 	if (!untranslatable && !slot->state_loaded && floor > 0)
-		floor = Max(floor, idgen_counter_space_floor(i, floor, &refused));
+	{
+		/* not inside Max(), which would run it, and its LOG, twice */
+		uint64		space_floor = idgen_counter_space_floor(i, floor, &refused);
+
+		floor = Max(floor, space_floor);
+	}
 
 	if (untranslatable)
 		idgen_counter_refuse_untranslatable(i, untranslatable);
@@ -641,7 +646,8 @@ idgen_counter_check_installed(uint32 n)
 			idgen_slot_set_state(i, IDGEN_SLOT_REFUSED,
 								 psprintf("under node id %d it would issue the same IDs as %s",
 										  idgen_current_node_id(), other));
-	}}
+	}
+}
 
 /*
  * Apply the durable counter reservations of idgen_counter_state (relid) to

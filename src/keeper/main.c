@@ -1271,7 +1271,9 @@ idgen_keeper_round(void)
 	/* the reservations first, whatever the lookups ask for */
 	if (loaded)
 		sleep_ms = idgen_keeper_tick();
-	sleep_ms = Min(idgen_keeper_load_when_due(sleep_ms), lease_ms);
+	/* apart: Min() evaluates the call twice, and it loads */
+	sleep_ms = idgen_keeper_load_when_due(sleep_ms);
+	sleep_ms = Min(sleep_ms, lease_ms);
 
 	/*
 	 * A whole round went by, loaded: an error recovered from has passed.

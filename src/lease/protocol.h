@@ -12,8 +12,6 @@
 #ifndef IDGEN_LEASE_PROTOCOL_H
 #define IDGEN_LEASE_PROTOCOL_H
 
-#include "nodes/pg_list.h"
-
 #include "idgen.h"
 
 extern long idgen_lease_step(void);
