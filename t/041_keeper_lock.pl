@@ -29,6 +29,12 @@ $node->safe_psql('postgres', q{
 	CREATE FUNCTION idgen_test_hold_keeper_lock(int) RETURNS void
 	LANGUAGE C STRICT AS '$libdir/idgen', 'idgen_test_hold_keeper_lock'});
 
+# The ID to advance to, taken before the lock is held: a generator call
+# under the hold waits for the keeper, which waits for the lock, once the
+# published reservation no longer covers the clock; the advance would then
+# start only after the hold and never be seen waiting.
+my $id = $node->safe_psql('postgres', 'SELECT instagram_id(5)');
+
 # Long enough for the others to start and be seen, short enough to wait
 # for, and within idgen.max_wait: the holder cannot be cancelled
 # (LWLockAcquire holds interrupts).
@@ -41,7 +47,6 @@ ok($node->poll_query_until('postgres',
 		"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'holder' AND state = 'active'"),
 	'a session holds the keeper\'s LWLock');
 
-my $id = $node->safe_psql('postgres', 'SELECT instagram_id(5)');
 my $advance = psql_background($node, 'postgres',
 	"SELECT count(*) FROM (SELECT instagram_id_advance(5, $id)) s",
 	application_name => 'advance', on_error_stop => 1);

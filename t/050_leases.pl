@@ -469,8 +469,7 @@ $crashy->start;
 wait_for_keeper($crashy);
 wait_for_lease($crashy, 'held');
 kill 'KILL', keeper_pid($crashy);
-$crashy->poll_query_until('postgres',
-	"SELECT lease_state = 'taken' FROM idgen_lease_status()")
+wait_after_crash($crashy, "SELECT lease_state = 'taken' FROM idgen_lease_status()")
   or die 'after the crash restart, the keeper did not find its node id taken by its previous life';
 my ($cret, $cout, $cerr) = $crashy->psql('postgres',
 	"\\set VERBOSITY verbose\nSELECT snowflake_id()", timeout => scaled(60));
