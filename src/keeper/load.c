@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * keeper/load.c
- *	  Named generators: definitions in idgen.database, state in shared memory.
+ *	  Named generators: definitions in idgen.database, state in shared
+ *	  memory; and the floors of every time generator, fixed or named.
  *
  * A named generator is a layout (base/layout.c) with an epoch and a unit, and
  * server-wide state.  Its definition is a row of the table idgen_generator

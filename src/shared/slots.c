@@ -159,16 +159,15 @@ idgen_report_slot(int i)
 /* ---- could two definitions issue the same ID? ---- */
 
 /*
- * A fixed generator's layout as a spec, under idgen.epoch and 1 ms, in the
- * ID space named after its function.
+ * A built-in generator's spec (idgen_builtin_init), under idgen.epoch and
+ * 1 ms, in the ID space named after its function: the bits it issues, not
+ * a copy of them.
  */
 static void
-idgen_fixed_spec(const char *layout, const char *space, IdgenSpec *spec)
+idgen_builtin_in_space(const IdgenBuiltin *builtin, const char *space,
+					   IdgenSpec *spec)
 {
-	bool		epoch_given;
-	bool		unit_given;
-
-	idgen_parse_layout(layout, spec, &epoch_given, &unit_given);
+	*spec = builtin->spec;
 	idgen_spec_set_clock(spec, idgen_epoch_unix_ms, 1);
 	strlcpy(spec->space, space, sizeof(spec->space));
 }
@@ -275,10 +274,10 @@ idgen_collides_with(const char *name, const IdgenSpec *spec, int32 node_id,
 
 	if (spec->space[0] == '\0')
 		return NULL;
-	idgen_fixed_spec("time:41 node:10 seq:12", "snowflake_id", fixed);
+	idgen_builtin_in_space(&idgen_builtin_snowflake, "snowflake_id", fixed);
 	if (idgen_specs_collide(spec, fixed, node_id, PG_UINT64_MAX))
 		return "snowflake_id()";
-	idgen_fixed_spec("time:41 shard:13 seq:10", "instagram_id", fixed);
+	idgen_builtin_in_space(&idgen_builtin_instagram, "instagram_id", fixed);
 	if (idgen_specs_collide(spec, fixed, node_id, PG_UINT64_MAX))
 		return "instagram_id()";
 	for (uint32 i = 0; i < nslots; i++)
