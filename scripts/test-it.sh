@@ -366,17 +366,26 @@ esac
 
 t_all=$SECONDS
 pids=()
+lane_versions=()
+# Whether lane i still runs: not once it has written its status, whatever
+# process its PID has come to name since
+lane_running() {
+	[ ! -e "$state/lane.${lane_versions[$1]}.rc" ] && kill -0 "${pids[$1]}" 2>/dev/null
+}
 for version in $versions; do
 	if [ -n "$serial" ]; then
 		run_lane "$version" >"$state/lane.$version.log" 2>&1 || true
 		cat "$state/lane.$version.log"
 	else
-		# each lane records its own exit status: bash forgets a finished
-		# job's status once its PID is reused, and a run forks so many
-		# processes that PIDs wrap (32,768 by default) before it ends
+		# a lane that ends writes its status, 0 (one that a fault of this
+		# script stops, under errexit, writes nothing, which counts as a
+		# failure): bash forgets a finished job's status once its PID is
+		# reused, and a run forks so many processes that PIDs wrap (32,768
+		# by default) before it ends
 		{ run_lane "$version"; echo $? >"$state/lane.$version.rc"; } \
 			>"$state/lane.$version.log" 2>&1 &
 		pids+=($!)
+		lane_versions+=("$version")
 	fi
 done
 if [ -z "$serial" ]; then
@@ -384,15 +393,15 @@ if [ -z "$serial" ]; then
 	# at what (the last "==>" line of each)
 	while :; do
 		running=""
-		for pid in "${pids[@]}"; do
-			kill -0 "$pid" 2>/dev/null && running=y
+		for i in "${!pids[@]}"; do
+			lane_running "$i" && running=y
 		done
 		[ -n "$running" ] || break
 		for _ in $(seq 60); do
 			sleep 1
 			running=""
-			for pid in "${pids[@]}"; do
-				kill -0 "$pid" 2>/dev/null && running=y
+			for i in "${!pids[@]}"; do
+				lane_running "$i" && running=y
 			done
 			[ -n "$running" ] || break
 		done
